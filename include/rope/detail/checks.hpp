@@ -1,0 +1,74 @@
+// Argument checks of the public entry points. Each costs O(tokens) at most and runs before any
+// element is written, so a call that throws leaves the caller's buffers untouched.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include <rope/config.hpp>
+#include <rope/positions.hpp>
+#include <rope/view.hpp>
+
+namespace rope::detail {
+
+inline std::string str(std::size_t n) { return std::to_string(n); }
+
+// Rows of `head_size` elements at data + t·token_stride + h·head_stride must not overlap: along
+// the axis with the smaller stride a row must fit in its stride, and along the other axis the
+// whole run of the first axis must fit.
+template <class T>
+void check_view(const char* name, const View<T>& view, std::size_t head_size) {
+  if (view.data() == nullptr) {
+    ROPE_THROW(std::invalid_argument, std::string("rope: ") + name + " is a null pointer");
+  }
+  const bool many_tokens = view.tokens() > 1, many_heads = view.heads() > 1;
+  const bool heads_inner =
+      !many_tokens || (many_heads && view.head_stride() <= view.token_stride());
+  const char* inner_name = heads_inner ? "head_stride" : "token_stride";
+  const std::size_t inner = heads_inner ? view.head_stride() : view.token_stride();
+  const std::size_t inner_count = heads_inner ? view.heads() : view.tokens();
+  const std::size_t outer = heads_inner ? view.token_stride() : view.head_stride();
+  if ((heads_inner ? many_heads : many_tokens) && inner < head_size) {
+    ROPE_THROW(std::invalid_argument, std::string("rope: ") + name + " " + inner_name + " " +
+                                          str(inner) + " is smaller than the head size " +
+                                          str(head_size) + ": heads would overlap");
+  }
+  if (many_tokens && many_heads && outer < inner_count * inner) {
+    ROPE_THROW(std::invalid_argument,
+               std::string("rope: ") + name + " " + (heads_inner ? "token_stride" : "head_stride") +
+                   " " + str(outer) + " is smaller than " + str(inner_count) + " x " + inner_name +
+                   " " + str(inner) + " = " + str(inner_count * inner) + ": heads would overlap");
+  }
+}
+
+template <class T>
+void check_same_shape(const View<const T>& src, const View<T>& dst) {
+  if (src.tokens() != dst.tokens() || src.heads() != dst.heads()) {
+    ROPE_THROW(std::invalid_argument,
+               "rope: src is " + str(src.tokens()) + " tokens x " + str(src.heads()) +
+                   " heads but dst is " + str(dst.tokens()) + " tokens x " + str(dst.heads()) +
+                   " heads");
+  }
+}
+
+inline void check_position(std::int64_t position, std::size_t token, std::size_t limit) {
+  if (position < 0 || static_cast<std::uint64_t>(position) >= limit) {
+    ROPE_THROW(std::out_of_range, "rope: position " + std::to_string(position) + " of token " +
+                                      str(token) + " is outside the table [0, " + str(limit) +
+                                      ")");
+  }
+}
+
+inline void check_positions(const Positions& positions, std::size_t tokens, std::size_t limit) {
+  if (positions.is_null()) {
+    ROPE_THROW(std::invalid_argument, "rope: positions is a null pointer");
+  }
+  positions.visit([&](auto position_of) {
+    for (std::size_t t = 0; t < tokens; ++t) check_position(position_of(t), t, limit);
+  });
+}
+
+}  // namespace rope::detail

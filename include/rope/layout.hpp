@@ -1,0 +1,35 @@
+// Which coordinates of a head form the rotated pairs.
+#pragma once
+
+namespace rope {
+
+/// How the head_size coordinates of a head are grouped into the head_size/2 rotated pairs.
+///
+/// Pair j is rotated by the angle m·θ_j at position m. The two conventions found in released
+/// checkpoints differ only in which coordinates pair j owns (head_size d = 8 shown):
+///
+///     interleaved  [x0 x1 | x2 x3 | x4 x5 | x6 x7]   pair j = (2j, 2j+1)
+///     half_split   [x0 x1  x2 x3 | x4 x5  x6 x7]     pair j = (j, j + d/2)
+///                   └────────────┘ pair 0 = (x0, x4)
+///
+/// - `interleaved`: the RoFormer paper, Meta's LLaMA reference code (pairs as complex numbers),
+///   GPT-J, ggml's "normal" mode, ONNX RotaryEmbedding with interleaved=1.
+/// - `half_split`: HuggingFace transformers (`rotate_half`), GPT-NeoX, ggml's "neox" mode, ONNX
+///   RotaryEmbedding's default.
+///
+/// A model must be run with the pairing its weights were trained or converted for: HuggingFace
+/// checkpoints of LLaMA models permute the rows of W_q and W_k so that `half_split` applies.
+enum class Layout { interleaved, half_split };
+
+/// The enumerator's name, e.g. "half_split".
+constexpr const char* to_string(Layout layout) noexcept {
+  return layout == Layout::interleaved ? "interleaved" : "half_split";
+}
+
+/// Whether a call applies the rotation R_m or its inverse R_mᵀ = R_{-m}.
+///
+/// The inverse undoes a rotation (un-rotating cached keys) and is the gradient of the forward
+/// rotation with respect to its input (backward passes).
+enum class Direction { forward, inverse };
+
+}  // namespace rope

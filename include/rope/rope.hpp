@@ -1,0 +1,13 @@
+// Rotary position embedding (RoPE) for transformer queries and keys. Includes the whole
+// public API.
+#pragma once
+
+#include <rope/config.hpp>
+#include <rope/frequencies.hpp>
+#include <rope/layout.hpp>
+#include <rope/positions.hpp>
+#include <rope/reference.hpp>
+#include <rope/rotary.hpp>
+#include <rope/table.hpp>
+#include <rope/version.hpp>
+#include <rope/view.hpp>

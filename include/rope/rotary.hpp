@@ -1,0 +1,202 @@
+// rope::Rotary<T, Dim>: rotary position embedding of query and key heads.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <Eigen/Core>
+#include <rope/config.hpp>
+#include <rope/detail/checks.hpp>
+#include <rope/detail/kernels.hpp>
+#include <rope/frequencies.hpp>
+#include <rope/layout.hpp>
+#include <rope/positions.hpp>
+#include <rope/table.hpp>
+#include <rope/view.hpp>
+
+namespace rope {
+
+/// Configuration of a Rotary.
+struct Options {
+  /// Coordinates per head, d (even). 0 means the compile-time Dim of Rotary<T, Dim>.
+  std::size_t head_size = 0;
+  /// θ_j = base^(-2j/d). HuggingFace's `rope_theta`: 10000 for LLaMA 1/2, 500000 for Llama 3.
+  double base = 10000.0;
+  /// Which coordinates pair up. Must match the checkpoint (see Layout).
+  Layout layout = Layout::half_split;
+  /// Positions 0 .. max_positions-1 get a precomputed table row (head_size values of T each).
+  std::size_t max_positions = 4096;
+};
+
+/// Rotary position embedding for heads of Dim coordinates of type T.
+///
+/// T is float or double. Dim is the head size fixed at compile time, or Eigen::Dynamic to take it
+/// from Options::head_size. A Rotary is immutable after construction: one object may be shared
+/// by any number of threads.
+///
+/// Every batch entry point rotates head (t, h) of token t to position positions[t], and checks
+/// its arguments before writing anything (std::invalid_argument for null pointers, mismatched
+/// shapes or overlapping strides; std::out_of_range for a position outside [0, max_positions)).
+///
+///     rope::Rotary<float, 128> rot({.base = 500000.0, .max_positions = 8192});
+///     rot.apply(q, tokens, 32, positions);   // q: [tokens][32][128], in place
+template <class T, int Dim = Eigen::Dynamic>
+class Rotary {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+                "rope::Rotary<T, Dim>: T must be float or double");
+  static_assert(Dim == Eigen::Dynamic || (Dim > 0 && Dim % 2 == 0),
+                "rope::Rotary<T, Dim>: Dim must be a positive even head size or Eigen::Dynamic");
+
+ public:
+  using Scalar = T;
+  /// A head as an Eigen vector.
+  using Vector = Eigen::Matrix<T, Dim, 1>;
+
+  /// Computes θ_j and the cos/sin table (O(max_positions · head_size) time and memory).
+  ///
+  /// Throws std::invalid_argument if the head size is odd or zero, disagrees with a fixed Dim,
+  /// base is not finite and > 0, or max_positions is 0 or too large to allocate.
+  explicit Rotary(const Options& options = {})
+      : head_size_(checked_head_size(options.head_size)),
+        base_(options.base),
+        theta_(rope::inverse_frequencies(head_size_, options.base)),
+        table_(options.layout, theta_, options.max_positions) {}
+
+  std::size_t head_size() const noexcept { return head_size_; }
+  double base() const noexcept { return base_; }
+  Layout layout() const noexcept { return table_.layout(); }
+  std::size_t max_positions() const noexcept { return table_.positions(); }
+  /// θ_j, j < head_size/2, in double.
+  const std::vector<double>& inverse_frequencies() const noexcept { return theta_; }
+  const Table<T>& table() const noexcept { return table_; }
+
+  /// Rotates a contiguous [tokens][heads][head_size] buffer in place.
+  void apply(T* x, std::size_t tokens, std::size_t heads, Positions positions,
+             Direction direction = Direction::forward) const {
+    apply(View<T>::contiguous(x, tokens, heads, head_size_), positions, direction);
+  }
+
+  /// Writes the rotation of contiguous src into contiguous dst, both [tokens][heads][head_size].
+  void apply(const T* src, T* dst, std::size_t tokens, std::size_t heads, Positions positions,
+             Direction direction = Direction::forward) const {
+    apply(View<const T>::contiguous(src, tokens, heads, head_size_),
+          View<T>::contiguous(dst, tokens, heads, head_size_), positions, direction);
+  }
+
+  /// Rotates the heads of a strided view in place.
+  void apply(View<T> x, Positions positions, Direction direction = Direction::forward) const {
+    apply(View<const T>(x), x, positions, direction);
+  }
+
+  /// Writes the rotation of src into dst: same tokens and heads, any strides. dst may be src
+  /// (in place); other overlaps of src and dst are not allowed.
+  void apply(View<const T> src, View<T> dst, Positions positions,
+             Direction direction = Direction::forward) const {
+    detail::check_view("src", src, head_size_);
+    detail::check_view("dst", dst, head_size_);
+    detail::check_same_shape(src, dst);
+    detail::check_positions(positions, src.tokens(), max_positions());
+    const detail::Job<T> job{src, dst};
+    run(&job, 1, src.tokens(), positions, direction);
+  }
+
+  /// Rotates queries and keys of the same tokens in place in one pass: each token's table row
+  /// is read once for all heads of both. q and k may have different head counts (grouped-query
+  /// attention) and different strides.
+  void apply_qk(View<T> q, View<T> k, Positions positions,
+                Direction direction = Direction::forward) const {
+    detail::check_view("q", q, head_size_);
+    detail::check_view("k", k, head_size_);
+    if (q.tokens() != k.tokens()) {
+      ROPE_THROW(std::invalid_argument, "rope: q has " + std::to_string(q.tokens()) +
+                                            " tokens but k has " + std::to_string(k.tokens()));
+    }
+    detail::check_positions(positions, q.tokens(), max_positions());
+    const detail::Job<T> jobs[2] = {{q, q}, {k, k}};
+    run(jobs, 2, q.tokens(), positions, direction);
+  }
+
+  /// Returns one head (any Eigen vector expression of head_size T) rotated to `position`.
+  template <class Derived>
+  typename Derived::PlainObject rotated(const Eigen::DenseBase<Derived>& head,
+                                        std::int64_t position,
+                                        Direction direction = Direction::forward) const {
+    static_assert(std::is_same_v<typename Derived::Scalar, T>,
+                  "rope::Rotary<T, Dim>::rotated: the vector's scalar type must be T");
+    static_assert(Derived::IsVectorAtCompileTime, "rope::Rotary<T, Dim>::rotated: needs a vector");
+    if (static_cast<std::size_t>(head.size()) != head_size_) {
+      ROPE_THROW(std::invalid_argument, "rope: the vector has " + std::to_string(head.size()) +
+                                            " coefficients but the head size is " +
+                                            std::to_string(head_size_));
+    }
+    typename Derived::PlainObject out = head;  // contiguous, whatever the expression's strides
+    apply(out.data(), 1, 1, Positions::consecutive(position), direction);
+    return out;
+  }
+
+  /// Rotates one head in place: a vector, a Map, a segment, a row or column of a matrix, or an
+  /// Eigen::Ref (temporaries such as `m.row(i)` are accepted, as Eigen documents for
+  /// functions writing to their argument).
+  template <class Derived>
+  void apply(const Eigen::DenseBase<Derived>& head, std::int64_t position,
+             Direction direction = Direction::forward) const {
+    auto rotated_head = rotated(head, position, direction);
+    const_cast<Eigen::DenseBase<Derived>&>(head).derived() = rotated_head;
+  }
+
+ private:
+  static std::size_t checked_head_size(std::size_t head_size) {
+    if constexpr (Dim != Eigen::Dynamic) {
+      if (head_size != 0 && head_size != static_cast<std::size_t>(Dim)) {
+        ROPE_THROW(std::invalid_argument,
+                   "rope: Options::head_size " + std::to_string(head_size) +
+                       " disagrees with the compile-time head size " + std::to_string(Dim));
+      }
+      return static_cast<std::size_t>(Dim);
+    } else {
+      return head_size;  // inverse_frequencies() rejects 0 and odd sizes
+    }
+  }
+
+  // Chooses the kernel for the layout and direction once per call, and the position reader
+  // once per call; the loops inside see neither choice.
+  void run(const detail::Job<T>* jobs, std::size_t job_count, std::size_t tokens,
+           const Positions& positions, Direction direction) const {
+    if (direction == Direction::forward) {
+      run<Direction::forward>(jobs, job_count, tokens, positions);
+    } else {
+      run<Direction::inverse>(jobs, job_count, tokens, positions);
+    }
+  }
+
+  template <Direction D>
+  void run(const detail::Job<T>* jobs, std::size_t job_count, std::size_t tokens,
+           const Positions& positions) const {
+    constexpr int kHalf = Dim == Eigen::Dynamic ? Eigen::Dynamic : Dim / 2;
+    const auto half = static_cast<Eigen::Index>(head_size_ / 2);
+    positions.visit([&](auto position_of) {
+      if (layout() == Layout::interleaved) {
+        const auto kernel = [half](const T* x, T* y, const T* row) {
+          detail::rotate_interleaved<kHalf, D>(x, y, row, half);
+        };
+        detail::rotate_tokens(kernel, table_, position_of, jobs, job_count, tokens);
+      } else {
+        const auto kernel = [half](const T* x, T* y, const T* row) {
+          detail::rotate_half_split<kHalf, D>(x, y, row, half);
+        };
+        detail::rotate_tokens(kernel, table_, position_of, jobs, job_count, tokens);
+      }
+    });
+  }
+
+  std::size_t head_size_;
+  double base_;
+  std::vector<double> theta_;
+  Table<T> table_;
+};
+
+}  // namespace rope

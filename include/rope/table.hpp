@@ -1,0 +1,102 @@
+// Precomputed cos/sin tables, one row per position.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+#include <rope/config.hpp>
+#include <rope/layout.hpp>
+
+namespace rope {
+
+/// cos(m·θ_j) and sin(m·θ_j) for the positions m in [0, positions), stored as T.
+///
+/// Row m holds head_size values laid out so that the kernel of each layout streams through it
+/// once, in the order it reads the head:
+///
+///     interleaved  [c0 s0 c1 s1 ... ]          = e^{i·m·θ_j} as complex numbers
+///     half_split   [c0 c1 ... | s0 s1 ... ]    cos half, then sin half
+///
+/// Each entry is computed in double (the angle m·θ_j as one double product, then std::cos and
+/// std::sin) and rounded once to T, so a float entry is within one ulp of the cosine or sine of
+/// that double angle at every position below 2^53 (docs/numerics.md).
+template <class T>
+class Table {
+ public:
+  /// Builds the rows for positions 0 .. positions-1 from the inverse frequencies θ_j.
+  ///
+  /// Throws std::invalid_argument if positions is 0, theta is empty, or the table would hold
+  /// more than max_size() elements.
+  Table(Layout layout, const std::vector<double>& theta, std::size_t positions)
+      : layout_(layout), head_size_(2 * theta.size()), positions_(positions) {
+    if (positions == 0) {
+      ROPE_THROW(std::invalid_argument, "rope: the table needs at least 1 position, got 0");
+    }
+    if (theta.empty()) {
+      ROPE_THROW(std::invalid_argument, "rope: the table needs at least one frequency, got 0");
+    }
+    if (positions > max_size() / head_size_) {
+      ROPE_THROW(std::invalid_argument,
+                 "rope: a table of " + std::to_string(positions) + " positions x " +
+                     std::to_string(head_size_) + " entries exceeds the limit of " +
+                     std::to_string(max_size()) + " elements");
+    }
+    data_.resize(positions * head_size_);
+    for (std::size_t m = 0; m < positions; ++m) {
+      compute_row(layout, theta, static_cast<double>(m), data_.data() + m * head_size_);
+    }
+  }
+
+  /// Writes the 2·theta.size() entries of the row for `position` (any position, integral or
+  /// not, below 2^53) into row, in the layout's order; the table's rows are made by this call.
+  static void compute_row(Layout layout, const std::vector<double>& theta, double position,
+                          T* row) {
+    const std::size_t half = theta.size();
+    for (std::size_t j = 0; j < half; ++j) {
+      const double angle = position * theta[j];
+      const T c = static_cast<T>(std::cos(angle));
+      const T s = static_cast<T>(std::sin(angle));
+      if (layout == Layout::interleaved) {
+        row[2 * j] = c;
+        row[2 * j + 1] = s;
+      } else {
+        row[j] = c;
+        row[half + j] = s;
+      }
+    }
+  }
+
+  /// The largest number of elements a table may hold: the most a std::vector<T> may hold.
+  static std::size_t max_size() noexcept {
+    return std::vector<T, Eigen::aligned_allocator<T>>().max_size();
+  }
+
+  Layout layout() const noexcept { return layout_; }
+  std::size_t head_size() const noexcept { return head_size_; }
+  std::size_t positions() const noexcept { return positions_; }
+
+  /// The head_size entries of row `position`. Precondition: position < positions().
+  const T* row(std::size_t position) const noexcept { return data_.data() + position * head_size_; }
+
+  /// cos(position·θ_pair). Precondition: position < positions(), pair < head_size()/2.
+  T cos(std::size_t position, std::size_t pair) const noexcept {
+    return row(position)[layout_ == Layout::interleaved ? 2 * pair : pair];
+  }
+  /// sin(position·θ_pair). Precondition: position < positions(), pair < head_size()/2.
+  T sin(std::size_t position, std::size_t pair) const noexcept {
+    return row(position)[layout_ == Layout::interleaved ? 2 * pair + 1 : head_size_ / 2 + pair];
+  }
+
+ private:
+  Layout layout_;
+  std::size_t head_size_;
+  std::size_t positions_;
+  std::vector<T, Eigen::aligned_allocator<T>> data_;
+};
+
+}  // namespace rope

@@ -1,0 +1,266 @@
+// Rotary<T, Dim>: every entry point against the float64 reference, and the algebraic properties
+// of the rotation, for fixed and dynamic head sizes, float and double, both layouts.
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include <Eigen/Core>
+#include <catch2/catch.hpp>
+#include <rope/rope.hpp>
+
+#include "support.hpp"
+
+namespace {
+
+using rope::Direction;
+using rope::Layout;
+using rope::Positions;
+using rope::View;
+using rope_test::require_rotation_of;
+
+// Calls f with a Rotary<T, D> and a Rotary<T, Dynamic> of head size D for each layout.
+template <class T, int D, class F>
+void for_each_rotary(std::size_t max_positions, F&& f) {
+  for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
+    const rope::Options options{std::size_t(D), 10000.0, layout, max_positions};
+    {
+      INFO(rope::to_string(layout) << ", Dim fixed at " << D);
+      f(rope::Rotary<T, D>(options));
+    }
+    {
+      INFO(rope::to_string(layout) << ", Dim dynamic = " << D);
+      f(rope::Rotary<T, Eigen::Dynamic>(options));
+    }
+  }
+}
+
+template <class T>
+double dot(const std::vector<T>& a, const std::vector<T>& b) {
+  double sum = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) sum += double(a[i]) * double(b[i]);
+  return sum;
+}
+
+template <class T>
+double norm(const std::vector<T>& a) {
+  return std::sqrt(dot(a, a));
+}
+
+// One head rotated by R_m (m ≥ 0) or R_{|m|}ᵀ = R_m (m < 0).
+template <class R, class T>
+std::vector<T> rotate(const R& rot, std::vector<T> x, std::int64_t m) {
+  rot.apply(x.data(), 1, 1, Positions::consecutive(m < 0 ? -m : m),
+            m < 0 ? Direction::inverse : Direction::forward);
+  return x;
+}
+
+constexpr std::size_t kTablePositions = 4096;
+
+}  // namespace
+
+#define ROPE_TEST_SHAPES                                                                     \
+  (float, 2), (float, 4), (float, 6), (float, 8), (float, 64), (float, 96), (float, 128),    \
+      (float, 130), (float, 256), (double, 2), (double, 4), (double, 6), (double, 8),         \
+      (double, 64), (double, 96), (double, 128), (double, 130), (double, 256)
+
+TEMPLATE_TEST_CASE_SIG("Rotary: every entry point matches the float64 reference",
+                       "[rotary][reference]", ((typename T, int D), T, D), ROPE_TEST_SHAPES) {
+  constexpr std::size_t d = D;
+  std::mt19937_64 rng(100 + d + sizeof(T));
+  const std::size_t tokens = 5, heads = 3, n = tokens * heads * d;
+  const std::vector<T> input = rope_test::random_vector<T>(n, rng);
+  const auto input_view = View<const T>::contiguous(input.data(), tokens, heads, d);
+  std::uniform_int_distribution<std::int64_t> any_position(0, kTablePositions - 1);
+  const std::vector<std::int64_t> positions = {kTablePositions - 1, 0, 1, any_position(rng),
+                                               any_position(rng)};
+  const std::vector<std::int32_t> positions32(positions.begin(), positions.end());
+
+  for_each_rotary<T, D>(kTablePositions, [&](const auto& rot) {
+    const Layout layout = rot.layout();
+    for (const Direction dir : {Direction::forward, Direction::inverse}) {
+      INFO((dir == Direction::forward ? "forward" : "inverse"));
+      const auto contiguous = [&](const std::vector<T>& v, std::size_t offset = 0) {
+        return View<const T>::contiguous(v.data() + offset, tokens, heads, d);
+      };
+
+      SECTION("in place, int64 positions") {
+        std::vector<T> x = input;
+        rot.apply(x.data(), tokens, heads, positions.data(), dir);
+        require_rotation_of<T>(input_view, contiguous(x), d, layout, positions, dir);
+      }
+      SECTION("in place, int32 positions") {
+        std::vector<T> x = input;
+        rot.apply(x.data(), tokens, heads, positions32.data(), dir);
+        require_rotation_of<T>(input_view, contiguous(x), d, layout, positions, dir);
+      }
+      SECTION("consecutive positions from an offset (prefill after a cache, decode)") {
+        const std::int64_t first = kTablePositions - tokens;
+        std::vector<std::int64_t> expected(tokens);
+        std::iota(expected.begin(), expected.end(), first);
+        std::vector<T> x = input;
+        rot.apply(x.data(), tokens, heads, Positions::consecutive(first), dir);
+        require_rotation_of<T>(input_view, contiguous(x), d, layout, expected, dir);
+      }
+      SECTION("out of place leaves the source unchanged") {
+        const std::vector<T> src = input;
+        std::vector<T> dst(n, T(7));
+        rot.apply(src.data(), dst.data(), tokens, heads, positions.data(), dir);
+        REQUIRE(src == input);
+        require_rotation_of<T>(input_view, contiguous(dst), d, layout, positions, dir);
+      }
+      SECTION("pointers one element past an aligned address") {
+        std::vector<T> buffer(n + 1);
+        std::copy(input.begin(), input.end(), buffer.begin() + 1);
+        rot.apply(buffer.data() + 1, tokens, heads, positions.data(), dir);
+        require_rotation_of<T>(input_view, contiguous(buffer, 1), d, layout, positions, dir);
+        std::vector<T> dst(n + 1);
+        rot.apply(input.data(), dst.data() + 1, tokens, heads, positions.data(), dir);
+        require_rotation_of<T>(input_view, contiguous(dst, 1), d, layout, positions, dir);
+      }
+      SECTION("strided [heads][tokens][d] view with padding, in place and out of place") {
+        // Odd padding puts heads at every alignment; the padding must stay untouched.
+        const std::size_t token_stride = d + 1, head_stride = tokens * token_stride + 3;
+        const T pad = T(-9);
+        std::vector<T> buffer(heads * head_stride, pad);
+        const View<T> x(buffer.data(), tokens, heads, token_stride, head_stride);
+        for (std::size_t t = 0; t < tokens; ++t)
+          for (std::size_t h = 0; h < heads; ++h)
+            std::copy_n(input_view.head(t, h), d, x.head(t, h));
+        const std::vector<T> before = buffer;
+        rot.apply(x, positions.data(), dir);
+        require_rotation_of<T>(input_view, View<const T>(x), d, layout, positions, dir);
+        std::size_t touched_padding = 0;
+        for (std::size_t i = 0; i < buffer.size(); ++i) {
+          const std::size_t in_head = i % head_stride, in_token = in_head % token_stride;
+          const bool padding = in_head >= tokens * token_stride || in_token >= d;
+          if (padding && buffer[i] != before[i]) ++touched_padding;
+        }
+        REQUIRE(touched_padding == 0);
+
+        std::vector<T> out(heads * head_stride, pad);
+        const View<T> y(out.data(), tokens, heads, token_stride, head_stride);
+        rot.apply(input_view, y, positions.data(), dir);
+        require_rotation_of<T>(input_view, View<const T>(y), d, layout, positions, dir);
+      }
+      SECTION("q and k of a fused QKV buffer in one call, grouped-query heads") {
+        // Per token: 4 query heads, 2 key heads, 2 value heads, [tokens][(4 + 2 + 2)·d].
+        const std::size_t hq = 4, hk = 2, row = (hq + 2 * hk) * d;
+        const std::vector<T> qkv = rope_test::random_vector<T>(tokens * row, rng);
+        std::vector<T> x = qkv;
+        const View<T> q(x.data(), tokens, hq, row, d);
+        const View<T> k(x.data() + hq * d, tokens, hk, row, d);
+        rot.apply_qk(q, k, positions.data(), dir);
+        const View<const T> q_in(qkv.data(), tokens, hq, row, d);
+        const View<const T> k_in(qkv.data() + hq * d, tokens, hk, row, d);
+        require_rotation_of<T>(q_in, View<const T>(q), d, layout, positions, dir);
+        require_rotation_of<T>(k_in, View<const T>(k), d, layout, positions, dir);
+        for (std::size_t t = 0; t < tokens; ++t) {
+          const std::size_t v = t * row + (hq + hk) * d;  // value heads are not rotated
+          REQUIRE(std::equal(x.begin() + v, x.begin() + v + hk * d, qkv.begin() + v));
+        }
+      }
+      SECTION("one head as an Eigen vector, matrix row, segment, Ref, or rotated copy") {
+        using Vector = Eigen::Matrix<T, Eigen::Dynamic, 1>;
+        using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;  // column-major
+        const std::vector<std::int64_t> at = {positions[0]};
+        const auto one = View<const T>::contiguous(input.data(), 1, 1, d);
+        const auto check = [&](const Vector& got) {
+          require_rotation_of<T>(one, View<const T>::contiguous(got.data(), 1, 1, d), d, layout,
+                                 at, dir);
+        };
+        const Vector head = Eigen::Map<const Vector>(input.data(), Eigen::Index(d));
+
+        Vector v = head;
+        rot.apply(v, at[0], dir);
+        check(v);
+
+        Matrix m = Matrix::Zero(3, Eigen::Index(d));
+        m.row(1) = head.transpose();
+        rot.apply(m.row(1), at[0], dir);  // a strided row, written through the temporary
+        check(m.row(1).transpose());
+        REQUIRE(m.row(0).isZero(0));
+        REQUIRE(m.row(2).isZero(0));
+
+        Vector longer = Vector::Zero(Eigen::Index(d) + 4);
+        longer.segment(2, Eigen::Index(d)) = head;
+        rot.apply(longer.segment(2, Eigen::Index(d)), at[0], dir);
+        check(longer.segment(2, Eigen::Index(d)));
+        REQUIRE(longer.head(2).isZero(0));
+        REQUIRE(longer.tail(2).isZero(0));
+
+        Vector w = head;
+        Eigen::Ref<Vector> ref(w);
+        rot.apply(ref, at[0], dir);
+        check(w);
+
+        const Vector copy = rot.rotated(head, at[0], dir);
+        check(copy);
+        REQUIRE(head == Eigen::Map<const Vector>(input.data(), Eigen::Index(d)));
+      }
+    }
+  });
+}
+
+TEMPLATE_TEST_CASE_SIG("Rotary: the rotation's algebraic properties hold", "[rotary][property]",
+                       ((typename T, int D), T, D), ROPE_TEST_SHAPES) {
+  using rope_test::gamma;
+  using rope_test::head_bound;
+  constexpr std::size_t d = D;
+  std::mt19937_64 rng(200 + d + sizeof(T));
+  // Positions up to 10^6 for small heads; for larger heads the table build time (about 60 ns a
+  // pair, O(positions · d)) limits the table to 2^12 rows. Table accuracy at positions up to
+  // 2^24 − 1 is tested directly in table_test.cpp.
+  const std::size_t table = d <= 8 ? 1000001 : kTablePositions;
+  std::uniform_int_distribution<std::int64_t> any_position(0, std::int64_t(table) - 1);
+  const double dot_rounding = gamma<double>(int(d));  // an inner product of length d in double
+
+  for_each_rotary<T, D>(table, [&](const auto& rot) {
+    for (int trial = 0; trial < 16; ++trial) {
+      const std::vector<T> q = rope_test::random_vector<T>(d, rng);
+      const std::vector<T> k = rope_test::random_vector<T>(d, rng);
+      const std::int64_t m = any_position(rng), n = any_position(rng);
+      INFO("m = " << m << ", n = " << n);
+      const double qk = norm(q) * norm(k);
+
+      // ⟨R_m q, R_n k⟩ = ⟨q, R_{n−m} k⟩: attention sees only the offset n − m.
+      {
+        const double left = dot(rotate(rot, q, m), rotate(rot, k, n));
+        const double right = dot(q, rotate(rot, k, n - m));
+        const double em = head_bound<T>(double(m)), en = head_bound<T>(double(n));
+        const double bound =
+            (em + en + em * en + head_bound<T>(double(n - m)) + 2 * dot_rounding) * qk;
+        CHECK_THAT(left, Catch::Matchers::WithinAbs(right, bound));
+      }
+      // ‖R_m q‖ = ‖q‖ (the table angle's rounding does not change the norm of a rotation).
+      CHECK_THAT(norm(rotate(rot, q, m)),
+                 Catch::Matchers::WithinAbs(norm(q), (head_bound<T>(0) + dot_rounding) * norm(q)));
+      // R_m R_n = R_{m+n}
+      if (std::size_t(m + n) < table) {
+        const std::vector<T> twice = rotate(rot, rotate(rot, q, n), m);
+        const std::vector<T> once = rotate(rot, q, m + n);
+        const double em = head_bound<T>(double(m)), en = head_bound<T>(double(n));
+        const double bound = em + en + em * en + head_bound<T>(double(m + n));
+        std::vector<double> diff(d);
+        for (std::size_t i = 0; i < d; ++i) diff[i] = double(twice[i]) - double(once[i]);
+        CHECK(norm(diff) <= bound * norm(q) * (1 + dot_rounding));
+      }
+      // R_mᵀ R_m = I: the same table entries forward and back, only rounding remains.
+      {
+        const std::vector<T> back = rotate(rot, rotate(rot, q, m), -m);
+        const double e = head_bound<T>(0);
+        std::vector<double> diff(d);
+        for (std::size_t i = 0; i < d; ++i) diff[i] = double(back[i]) - double(q[i]);
+        CHECK(norm(diff) <= (2 * e + e * e) * norm(q) * (1 + dot_rounding));
+      }
+      // Position 0 is the identity, exactly: cos 0 = 1 and sin 0 = 0 are exact in any type.
+      REQUIRE(rotate(rot, q, 0) == q);
+      std::vector<T> x = q;
+      rot.apply(x.data(), 1, 1, Positions::consecutive(0), Direction::inverse);
+      REQUIRE(x == q);
+    }
+  });
+}

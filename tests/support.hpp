@@ -1,0 +1,127 @@
+// Shared test helpers: random data, the float64 oracle applied to whole batches, and the error
+// bounds every comparison uses.
+//
+// Error model (Higham, "Accuracy and Stability of Numerical Algorithms", 2nd ed., §2.2 and
+// Lemma 3.1): a computation with n successive roundings in type T has relative error at most
+// γ_n(T) = n·u / (1 − n·u), with u = 2^-p the unit roundoff of T (half its machine epsilon).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <rope/rope.hpp>
+
+namespace rope_test {
+
+template <class T>
+constexpr double unit_roundoff = double(std::numeric_limits<T>::epsilon()) / 2;
+
+template <class T>
+constexpr double gamma(int n) {
+  return n * unit_roundoff<T> / (1 - n * unit_roundoff<T>);
+}
+
+// Bound on |computed − exact| for one output coordinate a·c ∓ b·s of a pair (a, b) rotated by a
+// Rotary<T> against the float64 reference (rope::reference::rotate_*):
+//  - Rotary rounds c and s once each to T, then rounds two products and one sum in T: three
+//    roundings on each term, γ_3(T)·(|a·c| + |b·s|) ≤ γ_3(T)·(|a| + |b|);
+//  - the reference rounds two products and one sum in double: γ_2(double)·(|a| + |b|);
+//  - the two sides may compute θ_j differently (Rotary: the double nearest base^(−2j/d); the
+//    reference and the tests: std::pow in double, as base^(−2j/d) or 1/base^(2j/d)). In double,
+//    the exponent x = ±2j/d (|x| ≤ 1) is rounded (relative u), which scales base^x by up to
+//    e^{ln(base)·u} − 1 ≈ ln(base)·u; pow adds ≤ 1 ulp (2u), a division u, and the product with
+//    m one more u. Over both sides: (2·ln(base) + kAngleRoundings)·u(double) relative, with
+//    kAngleRoundings = 2·(2 + 1 + 1); θ_j ≤ 1, so the angles differ by at most that times m.
+//    An angle off by δ moves the coordinate by at most δ·‖(a, b)‖ ≤ δ·(|a| + |b|).
+constexpr double kAngleRoundings = 8;
+
+template <class T>
+double coordinate_bound(double pair_abs_sum, double position, double base = 10000.0) {
+  const double angle_error =
+      (2 * std::log(base) + kAngleRoundings) * unit_roundoff<double> * std::abs(position);
+  return (gamma<T>(3) + gamma<double>(2) + angle_error) * pair_abs_sum;
+}
+
+// Bound on ‖R̃_m x − R_m x‖ / ‖x‖ for a whole head: per pair the error vector has two
+// components each ≤ γ_3(T)·(|a| + |b|), so its norm is ≤ √2·γ_3·√2·‖(a, b)‖ = 2·γ_3·‖(a, b)‖;
+// the rounding of the double angle m·θ_j adds at most u(double)·m (θ_j ≤ 1, same θ_j on both
+// sides of every identity tested with it).
+template <class T>
+double head_bound(double position) {
+  return 2 * gamma<T>(3) + unit_roundoff<double> * std::abs(position);
+}
+
+template <class T>
+std::vector<T> random_vector(std::size_t n, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  std::vector<T> v(n);
+  for (auto& x : v) x = static_cast<T>(uniform(rng));
+  return v;
+}
+
+// The coordinate paired with coordinate i of a head of size d.
+inline std::size_t partner(std::size_t i, std::size_t d, rope::Layout layout) {
+  if (layout == rope::Layout::interleaved) return i ^ 1U;
+  return i < d / 2 ? i + d / 2 : i - d / 2;
+}
+
+// One head rotated by the float64 reference; the inverse rotation is the rotation by −position.
+inline std::vector<double> reference_head(std::vector<double> x, rope::Layout layout,
+                                          std::int64_t position, rope::Direction direction,
+                                          double base) {
+  const double m = direction == rope::Direction::forward ? double(position) : -double(position);
+  if (layout == rope::Layout::interleaved) {
+    rope::reference::rotate_interleaved(x.data(), x.size(), m, base);
+  } else {
+    rope::reference::rotate_half_split(x.data(), x.size(), m, base);
+  }
+  return x;
+}
+
+// Checks every head of `got` against the reference rotation of the same head of `input`
+// (token t at positions[t]), coordinate by coordinate, with coordinate_bound<T>. Reports the
+// worst coordinate.
+template <class T>
+void require_rotation_of(rope::View<const T> input, rope::View<const T> got, std::size_t d,
+                         rope::Layout layout, const std::vector<std::int64_t>& positions,
+                         rope::Direction direction, double base = 10000.0) {
+  REQUIRE(input.tokens() == got.tokens());
+  REQUIRE(input.heads() == got.heads());
+  double worst = 0;
+  std::string where;
+  for (std::size_t t = 0; t < input.tokens(); ++t) {
+    for (std::size_t h = 0; h < input.heads(); ++h) {
+      const T* in = input.head(t, h);
+      const T* out = got.head(t, h);
+      const std::vector<double> expected = reference_head(
+          std::vector<double>(in, in + d), layout, positions[t], direction, base);
+      for (std::size_t i = 0; i < d; ++i) {
+        const double pair_abs = std::abs(double(in[i])) + std::abs(double(in[partner(i, d, layout)]));
+        const double bound = coordinate_bound<T>(pair_abs, double(positions[t]), base);
+        const double error = std::abs(double(out[i]) - expected[i]);
+        const double ratio = bound > 0 ? error / bound : (error == 0 ? 0.0 : HUGE_VAL);
+        if (!(ratio <= worst)) {
+          worst = ratio;
+          std::ostringstream s;
+          s.precision(17);
+          s << "token " << t << " head " << h << " coordinate " << i << " position "
+            << positions[t] << ": got " << double(out[i]) << ", reference " << expected[i]
+            << ", bound " << bound;
+          where = s.str();
+        }
+      }
+    }
+  }
+  INFO("worst coordinate: " << where);
+  REQUIRE(worst <= 1.0);
+}
+
+}  // namespace rope_test
