@@ -70,7 +70,7 @@ TEST_CASE("Rotary rejects an invalid configuration", "[errors]") {
   SECTION("a table too large to allocate fails before allocating") {
     const std::size_t too_many = std::numeric_limits<std::size_t>::max() / 4;
     require_throws<std::invalid_argument>(
-        [too_many] { Dynamic r(options(8, 10000.0, too_many)); },
+        [&] { Dynamic r(options(8, 10000.0, too_many)); },
         {std::to_string(too_many) + " positions", "exceeds the limit"});
   }
 }

@@ -43,7 +43,7 @@ std::vector<double> multiply(const std::vector<std::vector<double>>& r, const st
   std::vector<double> y(x.size());
   for (std::size_t i = 0; i < x.size(); ++i) {
     long double sum = 0;
-    for (std::size_t k = 0; k < x.size(); ++k) sum += (long double)r[i][k] * x[k];
+    for (std::size_t k = 0; k < x.size(); ++k) sum += static_cast<long double>(r[i][k]) * static_cast<long double>(x[k]);
     y[i] = double(sum);
   }
   return y;

@@ -160,7 +160,7 @@ TEMPLATE_TEST_CASE_SIG("Rotary: every entry point matches the float64 reference"
         require_rotation_of<T>(k_in, View<const T>(k), d, layout, positions, dir);
         for (std::size_t t = 0; t < tokens; ++t) {
           const std::size_t v = t * row + (hq + hk) * d;  // value heads are not rotated
-          REQUIRE(std::equal(x.begin() + v, x.begin() + v + hk * d, qkv.begin() + v));
+          REQUIRE(std::equal(x.data() + v, x.data() + v + hk * d, qkv.data() + v));
         }
       }
       SECTION("one head as an Eigen vector, matrix row, segment, Ref, or rotated copy") {

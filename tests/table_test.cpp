@@ -30,7 +30,7 @@ void expected_entry(double m, std::size_t j, std::size_t d, double base, T& c, T
 
 TEST_CASE("inverse_frequencies: theta_j = base^(-2j/d) within 1 ulp", "[frequencies]") {
   for (const double base : {10000.0, 500000.0, 1000000.0}) {
-    for (const std::size_t d : {2, 6, 64, 128, 130, 256}) {
+    for (const std::size_t d : {2U, 6U, 64U, 128U, 130U, 256U}) {
       const std::vector<double> theta = rope::inverse_frequencies(d, base);
       REQUIRE(theta.size() == d / 2);
       for (std::size_t j = 0; j < d / 2; ++j) {

@@ -180,13 +180,13 @@ class Rotary {
     const auto half = static_cast<Eigen::Index>(head_size_ / 2);
     positions.visit([&](auto position_of) {
       if (layout() == Layout::interleaved) {
-        const auto kernel = [half](const T* x, T* y, const T* row) {
-          detail::rotate_interleaved<kHalf, D>(x, y, row, half);
+        const auto kernel = [half](const detail::TokenHeads<T>& heads, const T* row) {
+          detail::rotate_interleaved<kHalf, D>(heads, row, half);
         };
         detail::rotate_tokens(kernel, table_, position_of, jobs, job_count, tokens);
       } else {
-        const auto kernel = [half](const T* x, T* y, const T* row) {
-          detail::rotate_half_split<kHalf, D>(x, y, row, half);
+        const auto kernel = [half](const detail::TokenHeads<T>& heads, const T* row) {
+          detail::rotate_half_split<kHalf, D>(heads, row, half);
         };
         detail::rotate_tokens(kernel, table_, position_of, jobs, job_count, tokens);
       }

@@ -1,84 +1,170 @@
-// The vectorised kernels: rotate one head, and walk a batch of heads token by token.
+// The kernels: rotate every head of one token, and walk a batch token by token.
 //
-// Every kernel computes, for each pair (a, b) of a head and its table entry (c, s) = (cos φ, sin φ):
+// For each pair (a, b) of a head and its table entry (c, s) = (cos φ, sin φ), φ = m·θ_j:
 //
 //     forward  R_m:   (a, b) -> (a·c − b·s,  b·c + a·s)
 //     inverse  R_mᵀ:  (a, b) -> (a·c + b·s,  b·c − a·s)      (R_mᵀ = R_{−m}: s negated)
 //
-// x and y may be the same head (in place): each kernel reads a pair before it writes it.
+// All heads of a token share one table row, so each kernel loads a chunk of the row into
+// registers once and rotates that chunk of every head against it (docs/design.md has the
+// measurements that chose this over one head at a time). A kernel reads each part of a head
+// before it writes that part, so src and dst may be the same memory (in place).
 #pragma once
 
 #include <complex>
 #include <cstddef>
 
 #include <Eigen/Core>
+#include <rope/detail/packet.hpp>
 #include <rope/layout.hpp>
 #include <rope/table.hpp>
 #include <rope/view.hpp>
 
 namespace rope::detail {
 
-// The half_split main loop moves 64 bytes of each half per step: two AVX registers, four SSE.
+using Eigen::Index;
+
+// The heads of one token: head n is read at src + n·src_stride, written at dst + n·dst_stride.
 template <class T>
-inline constexpr Eigen::Index kBlock = 64 / static_cast<Eigen::Index>(sizeof(T));
+struct TokenHeads {
+  const T* src;
+  std::size_t src_stride;
+  T* dst;
+  std::size_t dst_stride;
+  std::size_t count;
+};
 
-// +1 forward, −1 inverse: the factor on the sin half of the table.
-template <Direction D, class T>
-inline constexpr T kSinSign = D == Direction::forward ? T(1) : T(-1);
-
-// half_split: pair j is (x[j], x[j + h]), h = d/2; table row = [c0 .. c_{h−1} | s0 .. s_{h−1}].
+// ---- half_split ---------------------------------------------------------------------------------
+// Pair j is (x[j], x[j + h]), h = d/2; the table row is [c0 c1 .. c_{h−1} | s0 s1 .. s_{h−1}]:
 //
-//   x    = [ a0 a1 .. a_{h−1} | b0 b1 .. b_{h−1} ]
-//   y    = [ a·c − b·s        | b·c + a·s        ]     (lane by lane: no shuffle)
-//
-// Half is h when the head size is fixed at compile time (the loops then unroll), else Dynamic.
-template <int Half, Direction D, class T>
-inline void rotate_half_split(const T* x, T* y, const T* row, Eigen::Index half) {
-  using Block = Eigen::Array<T, kBlock<T>, 1>;
-  const Eigen::Index h = Half == Eigen::Dynamic ? half : Half;
-  const T* cos = row;
-  const T* sin = row + h;
+//   x = [ a0  a1  ..  a_{h−1} | b0  b1  ..  b_{h−1} ]
+//   y = [ a·c − b·s           | b·c + a·s           ]      lane by lane: no shuffle
 
-  // Main loop: kBlock pairs at a time, loaded into registers before y is written.
-  Eigen::Index j = 0;
-  for (; j + kBlock<T> <= h; j += kBlock<T>) {
-    const Block a = Block::Map(x + j), b = Block::Map(x + h + j);
-    const Block c = Block::Map(cos + j), s = kSinSign<D, T> * Block::Map(sin + j);
-    Block::Map(y + j) = a * c - b * s;
-    Block::Map(y + h + j) = b * c + a * s;
+// Pairs [j, j + N·L) of every head, N registers of cos and N of sin held across the heads.
+template <int N, Direction D, class T>
+void half_split_chunk(const TokenHeads<T>& heads, const T* row, Index h, Index j) {
+  using P = simd::Packet<T>;
+  constexpr Index L = simd::kLanes<T>;
+  P c[N], s[N];
+  for (int k = 0; k < N; ++k) {
+    c[k] = simd::load<P>(row + j + k * L);
+    s[k] = simd::load<P>(row + h + j + k * L);
+    if constexpr (D == Direction::inverse) s[k] = simd::negate(s[k]);
   }
-  // Remainder: the last h mod kBlock pairs; compiled out when a fixed h is a multiple of kBlock.
-  if constexpr (Half == Eigen::Dynamic || Half % kBlock<T> != 0) {
-    for (; j < h; ++j) {
+  // Locals, not heads.*: the stores below may alias any memory, which would force a reload.
+  const std::size_t src_stride = heads.src_stride, dst_stride = heads.dst_stride;
+  const T* x = heads.src;
+  T* y = heads.dst;
+  for (std::size_t n = heads.count; n > 0; --n, x += src_stride, y += dst_stride) {
+    for (int k = 0; k < N; ++k) {
+      const Index i = j + k * L;
+      const P a = simd::load<P>(x + i), b = simd::load<P>(x + h + i);
+      simd::store(y + i, simd::sub(simd::mul(a, c[k]), simd::mul(b, s[k])));
+      simd::store(y + h + i, simd::add(simd::mul(b, c[k]), simd::mul(a, s[k])));
+    }
+  }
+}
+
+// Chunks of N packets while they fit, then N/2, .., 1. Returns the first pair not rotated.
+template <int N, Direction D, class T>
+Index half_split_chunks(const TokenHeads<T>& heads, const T* row, Index h, Index j) {
+  for (; j + N * simd::kLanes<T> <= h; j += N * simd::kLanes<T>) {
+    half_split_chunk<N, D>(heads, row, h, j);
+  }
+  if constexpr (N > 1) {
+    return half_split_chunks<N / 2, D>(heads, row, h, j);
+  } else {
+    return j;
+  }
+}
+
+// Half is h when the head size is fixed at compile time (loop bounds become constants).
+template <int Half, Direction D, class T>
+void rotate_half_split(const TokenHeads<T>& heads, const T* row, Index half) {
+  const Index h = Half == Eigen::Dynamic ? half : Half;
+  // Main part: cos and sin registers take at most half the register file.
+  const Index done = half_split_chunks<simd::kRegisters / 4, D>(heads, row, h, 0);
+  // Remainder: the last h mod kLanes pairs, one at a time.
+  for (std::size_t n = 0; n < heads.count && done < h; ++n) {
+    const T* x = heads.src + n * heads.src_stride;
+    T* y = heads.dst + n * heads.dst_stride;
+    for (Index j = done; j < h; ++j) {
       const T a = x[j], b = x[h + j];
-      const T c = cos[j], s = kSinSign<D, T> * sin[j];
+      const T c = row[j], s = D == Direction::forward ? row[h + j] : -row[h + j];
       y[j] = a * c - b * s;
       y[h + j] = b * c + a * s;
     }
   }
 }
 
-// interleaved: pair j is (x[2j], x[2j+1]), the complex number z_j = x[2j] + i·x[2j+1], and the
-// table row [c0 s0 c1 s1 ..] is e^{i·φ_j}. The rotation is the complex product
+// ---- interleaved ---------------------------------------------------------------------------------
+// Pair j is (x[2j], x[2j+1]) = the complex number z_j = x[2j] + i·x[2j+1]; the table row
+// [c0 s0 c1 s1 ..] is e^{iφ_j}. The rotation is the complex product y_j = z_j · e^{iφ_j}
+// (inverse: z_j · conj(e^{iφ_j})), which Eigen's complex packets compute per register as
 //
-//   y_j = z_j · e^{iφ_j}        (inverse: z_j · conj(e^{iφ_j}))
+//   z          = [ a0  b0  a1  b1 .. ]
+//   y = [a0 a0 a1 a1 ..]·[c0 s0 c1 s1 ..]  ∓±  [b0 b0 b1 b1 ..]·[s0 c0 s1 c1 ..]
+//     = [a0·c0 − b0·s0,  a0·s0 + b0·c0, ..]
 //
-// which Eigen vectorises: per register, [a0 b0 a1 b1 ..] times duplicated cos [c0 c0 c1 c1 ..]
-// plus the pair-swapped [b0 a0 b1 a1 ..] times [−s0 s0 −s1 s1 ..].
-// std::complex<T> has the size and alignment of T[2], so any T* with even offset may be read as
-// complex pairs (docs/design.md).
-template <int Half, Direction D, class T>
-inline void rotate_interleaved(const T* x, T* y, const T* row, Eigen::Index half) {
-  using Pairs = Eigen::Array<std::complex<T>, Half, 1>;
-  const Eigen::Map<const Pairs> z(reinterpret_cast<const std::complex<T>*>(x), half);
-  const Eigen::Map<const Pairs> e(reinterpret_cast<const std::complex<T>*>(row), half);
-  Eigen::Map<Pairs> out(reinterpret_cast<std::complex<T>*>(y), half);
-  if constexpr (D == Direction::forward) {
-    out = z * e;
-  } else {
-    out = z * e.conjugate();
+// std::complex<T> has the size and alignment of T[2], so a head of T read as complex pairs
+// needs no more alignment than T (docs/design.md).
+
+// Pairs [j, j + N·L) of every head, N registers of e^{iφ} held across the heads.
+template <int N, Direction D, class T>
+void interleaved_chunk(const TokenHeads<T>& heads, const std::complex<T>* row, Index j) {
+  using Z = simd::ComplexPacket<T>;
+  constexpr Index L = simd::kLanes<std::complex<T>>;
+  Z e[N];
+  for (int k = 0; k < N; ++k) {
+    e[k] = simd::load<Z>(row + j + k * L);
+    if constexpr (D == Direction::inverse) e[k] = simd::conjugate(e[k]);
+  }
+  // Locals, not heads.*: the stores below may alias any memory, which would force a reload.
+  const std::size_t src_stride = heads.src_stride, dst_stride = heads.dst_stride;
+  const T* x = heads.src;
+  T* y = heads.dst;
+  for (std::size_t n = heads.count; n > 0; --n, x += src_stride, y += dst_stride) {
+    const auto* z = reinterpret_cast<const std::complex<T>*>(x);
+    auto* w = reinterpret_cast<std::complex<T>*>(y);
+    for (int k = 0; k < N; ++k) {
+      const Index i = j + k * L;
+      simd::store(w + i, simd::mul(simd::load<Z>(z + i), e[k]));
+    }
   }
 }
+
+template <int N, Direction D, class T>
+Index interleaved_chunks(const TokenHeads<T>& heads, const std::complex<T>* row, Index h,
+                         Index j) {
+  constexpr Index L = simd::kLanes<std::complex<T>>;
+  for (; j + N * L <= h; j += N * L) interleaved_chunk<N, D>(heads, row, j);
+  if constexpr (N > 1) {
+    return interleaved_chunks<N / 2, D>(heads, row, h, j);
+  } else {
+    return j;
+  }
+}
+
+template <int Half, Direction D, class T>
+void rotate_interleaved(const TokenHeads<T>& heads, const T* row, Index half) {
+  const Index h = Half == Eigen::Dynamic ? half : Half;
+  // Main part: e^{iφ} registers take at most half the register file.
+  const auto* e = reinterpret_cast<const std::complex<T>*>(row);
+  const Index done = interleaved_chunks<simd::kRegisters / 2, D>(heads, e, h, 0);
+  // Remainder: pairs not covered by whole registers, one at a time.
+  for (std::size_t n = 0; n < heads.count && done < h; ++n) {
+    const T* x = heads.src + n * heads.src_stride;
+    T* y = heads.dst + n * heads.dst_stride;
+    for (Index j = done; j < h; ++j) {
+      const T a = x[2 * j], b = x[2 * j + 1];
+      const T c = row[2 * j], s = D == Direction::forward ? row[2 * j + 1] : -row[2 * j + 1];
+      y[2 * j] = a * c - b * s;
+      y[2 * j + 1] = b * c + a * s;
+    }
+  }
+}
+
+// ---- the batch walk -------------------------------------------------------------------------------
 
 // The heads one call rotates: src and dst have the same tokens and heads (dst may equal src).
 template <class T>
@@ -87,9 +173,9 @@ struct Job {
   View<T> dst;
 };
 
-// Rotates every head of every job. Tokens are the outer loop, so the table row of a token is
-// read from memory once and stays in L1 for all heads of all jobs (q and k in one pass).
-// position_of(t) is token t's position, already checked to be inside the table.
+// Rotates every head of every job, token by token, so that a token's table row is read from
+// memory once for all its heads (q and k of a token in one pass). position_of(t) is token t's
+// position, already checked to be inside the table.
 template <class Kernel, class T, class PositionOf>
 void rotate_tokens(Kernel kernel, const Table<T>& table, PositionOf position_of,
                    const Job<T>* jobs, std::size_t job_count, std::size_t tokens) {
@@ -97,9 +183,10 @@ void rotate_tokens(Kernel kernel, const Table<T>& table, PositionOf position_of,
     const T* row = table.row(static_cast<std::size_t>(position_of(t)));
     for (std::size_t i = 0; i < job_count; ++i) {
       const Job<T>& job = jobs[i];
-      for (std::size_t h = 0; h < job.src.heads(); ++h) {
-        kernel(job.src.head(t, h), job.dst.head(t, h), row);
-      }
+      if (job.src.heads() == 0) continue;
+      kernel(TokenHeads<T>{job.src.head(t, 0), job.src.head_stride(), job.dst.head(t, 0),
+                           job.dst.head_stride(), job.src.heads()},
+             row);
     }
   }
 }
