@@ -24,6 +24,7 @@
 
 #include <Eigen/Core>
 #include <benchmark/benchmark.h>
+
 #include <rope/rope.hpp>
 
 #include "scalar_kernels.hpp"
@@ -49,7 +50,11 @@ using Buffer = std::vector<T, Eigen::aligned_allocator<T>>;
 template <class T>
 struct Batch {
   explicit Batch(std::size_t token_count)
-      : tokens(token_count), size(tokens * kHeads * kHeadSize), x(size), y(size), positions(tokens) {
+      : tokens(token_count),
+        size(tokens * kHeads * kHeadSize),
+        x(size),
+        y(size),
+        positions(tokens) {
     std::mt19937 rng(1);
     std::uniform_real_distribution<double> uniform(-1.0, 1.0);
     for (T& v : x) v = static_cast<T>(uniform(rng));
@@ -208,8 +213,8 @@ template <class T>
 void register_type() {
   const char* type = type_name<T>();
   for (const std::size_t tokens : kTokens) {
-    benchmark::RegisterBenchmark(name("limit_in_place", type, tokens).c_str(),
-                                 limit_in_place<T>, tokens);
+    benchmark::RegisterBenchmark(name("limit_in_place", type, tokens).c_str(), limit_in_place<T>,
+                                 tokens);
     benchmark::RegisterBenchmark(name("limit_copy", type, tokens).c_str(), limit_copy<T>, tokens);
     benchmark::RegisterBenchmark(name("memcpy", type, tokens).c_str(), glibc_memcpy<T>, tokens);
     for (const Layout layout : kLayouts) {
@@ -245,8 +250,9 @@ class SummaryReporter : public benchmark::ConsoleReporter {
   void print_summary() const {
     std::printf("\nLayout comparison, head size %zu, %zu heads (32 q + 8 k); median real time.\n",
                 kHeadSize, kHeads);
-    std::printf("x limit: time / time of the limit pass over the same bytes (x *= k in place, a\n"
-                "vectorised copy out of place). scalar/this: scalar loop time / this time.\n\n");
+    std::printf(
+        "x limit: time / time of the limit pass over the same bytes (x *= k in place, a\n"
+        "vectorised copy out of place). scalar/this: scalar loop time / this time.\n\n");
     std::printf("%-6s %6s  %-32s %10s %8s %8s %12s\n", "dtype", "tokens", "kernel", "ns", "GB/s",
                 "x limit", "scalar/this");
     for (const char* type : {"float", "double"}) {

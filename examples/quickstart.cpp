@@ -8,7 +8,7 @@
 
 int main() {
   constexpr std::size_t kHeadSize = 128, kQueryHeads = 32, kKeyHeads = 8, kPrompt = 6;
-  rope::Options options;  // half_split pairs, as in HuggingFace's LLaMA checkpoints
+  rope::Options options;    // half_split pairs, as in HuggingFace's LLaMA checkpoints
   options.base = 500000.0;  // rope_theta of Llama 3
   options.max_positions = 8192;
   const rope::Rotary<float, kHeadSize> rot(options);

@@ -10,6 +10,7 @@
 
 #include <Eigen/Core>
 #include <catch2/catch.hpp>
+
 #include <rope/rope.hpp>
 
 namespace {
@@ -114,9 +115,7 @@ TEST_CASE("Rotary rejects bad call arguments and leaves the buffers untouched", 
         [&] { rot.apply(x.data(), static_cast<float*>(nullptr), tokens, heads, at); },
         {"dst is a null pointer"});
     require_throws<std::invalid_argument>(
-        [&] {
-          rot.apply(x.data(), tokens, heads, static_cast<const std::int64_t*>(nullptr));
-        },
+        [&] { rot.apply(x.data(), tokens, heads, static_cast<const std::int64_t*>(nullptr)); },
         {"positions is a null pointer"});
   }
   SECTION("strides that make heads overlap") {

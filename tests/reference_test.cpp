@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+
 #include <rope/rope.hpp>
 
 #include "support.hpp"
@@ -39,11 +40,13 @@ std::vector<std::vector<double>> dense_rotation(std::size_t d, double m, Layout 
   return r;
 }
 
-std::vector<double> multiply(const std::vector<std::vector<double>>& r, const std::vector<double>& x) {
+std::vector<double> multiply(const std::vector<std::vector<double>>& r,
+                             const std::vector<double>& x) {
   std::vector<double> y(x.size());
   for (std::size_t i = 0; i < x.size(); ++i) {
     long double sum = 0;
-    for (std::size_t k = 0; k < x.size(); ++k) sum += static_cast<long double>(r[i][k]) * static_cast<long double>(x[k]);
+    for (std::size_t k = 0; k < x.size(); ++k)
+      sum += static_cast<long double>(r[i][k]) * static_cast<long double>(x[k]);
     y[i] = double(sum);
   }
   return y;
@@ -67,8 +70,8 @@ void require_close(const std::vector<double>& got, const std::vector<double>& ex
     const double pair_abs = std::abs(input[i]) + std::abs(input[partner(i, d, layout)]);
     INFO("coordinate " << i << " of " << d << ", position " << position << ", "
                        << rope::to_string(layout));
-    CHECK_THAT(got[i], Catch::Matchers::WithinAbs(
-                           expected[i], coordinate_bound<T>(pair_abs, position) + extra));
+    CHECK_THAT(got[i], Catch::Matchers::WithinAbs(expected[i],
+                                                  coordinate_bound<T>(pair_abs, position) + extra));
   }
 }
 
@@ -86,8 +89,8 @@ TEST_CASE("reference and Rotary equal the dense block-diagonal rotation matrix",
         const std::vector<double> x = rope_test::random_vector<double>(d, rng);
         const std::vector<double> expected = multiply(dense_rotation(d, double(m), layout), x);
         require_close<double>(
-            rope_test::reference_head(x, layout, m, rope::Direction::forward, 10000.0), expected,
-            x, layout, double(m));
+            rope_test::reference_head(x, layout, m, rope::Direction::forward, 10000.0), expected, x,
+            layout, double(m));
         if (m <= 65535) {  // tables up to 2^16 rows keep the test fast
           const std::vector<float> rounded(x.begin(), x.end());
           const std::vector<double> x_as_float(rounded.begin(), rounded.end());
@@ -213,7 +216,8 @@ TEST_CASE("worked example: the 2-D vector [1, 2] turns by exactly m radians at p
       // once, two products and a sum), which turns the direction of a vector of norm √5 by at
       // most √2·3·γ_3/√5 < 2·γ_3 = 6u; atan2 adds ≤ 1 ulp of a result below π (≤ 4u), and the
       // difference and remainder ≤ 2 more ulps of π (≤ 8u): 18u in all.
-      CHECK_THAT(turned, Catch::Matchers::WithinAbs(expected, 18 * rope_test::unit_roundoff<double>));
+      CHECK_THAT(turned,
+                 Catch::Matchers::WithinAbs(expected, 18 * rope_test::unit_roundoff<double>));
       // The published figures: 57.3°, 114.6°, 171.9° for m = 1, 2, 3 (one decimal).
       CHECK_THAT(turned * 180 / M_PI, Catch::Matchers::WithinAbs(57.3 * double(m), 0.05));
       CHECK_THAT(v.norm(), Catch::Matchers::WithinRel(std::sqrt(5.0), rope_test::gamma<double>(8)));

@@ -10,6 +10,7 @@
 
 #include <Eigen/Core>
 #include <catch2/catch.hpp>
+
 #include <rope/rope.hpp>
 
 #include "support.hpp"
@@ -62,9 +63,9 @@ constexpr std::size_t kTablePositions = 4096;
 
 }  // namespace
 
-#define ROPE_TEST_SHAPES                                                                     \
-  (float, 2), (float, 4), (float, 6), (float, 8), (float, 64), (float, 96), (float, 128),    \
-      (float, 130), (float, 256), (double, 2), (double, 4), (double, 6), (double, 8),         \
+#define ROPE_TEST_SHAPES                                                                  \
+  (float, 2), (float, 4), (float, 6), (float, 8), (float, 64), (float, 96), (float, 128), \
+      (float, 130), (float, 256), (double, 2), (double, 4), (double, 6), (double, 8),     \
       (double, 64), (double, 96), (double, 128), (double, 130), (double, 256)
 
 TEMPLATE_TEST_CASE_SIG("Rotary: every entry point matches the float64 reference",
@@ -169,8 +170,8 @@ TEMPLATE_TEST_CASE_SIG("Rotary: every entry point matches the float64 reference"
         const std::vector<std::int64_t> at = {positions[0]};
         const auto one = View<const T>::contiguous(input.data(), 1, 1, d);
         const auto check = [&](const Vector& got) {
-          require_rotation_of<T>(one, View<const T>::contiguous(got.data(), 1, 1, d), d, layout,
-                                 at, dir);
+          require_rotation_of<T>(one, View<const T>::contiguous(got.data(), 1, 1, d), d, layout, at,
+                                 dir);
         };
         const Vector head = Eigen::Map<const Vector>(input.data(), Eigen::Index(d));
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+
 #include <rope/rope.hpp>
 
 namespace rope_test {
@@ -101,10 +102,11 @@ void require_rotation_of(rope::View<const T> input, rope::View<const T> got, std
     for (std::size_t h = 0; h < input.heads(); ++h) {
       const T* in = input.head(t, h);
       const T* out = got.head(t, h);
-      const std::vector<double> expected = reference_head(
-          std::vector<double>(in, in + d), layout, positions[t], direction, base);
+      const std::vector<double> expected =
+          reference_head(std::vector<double>(in, in + d), layout, positions[t], direction, base);
       for (std::size_t i = 0; i < d; ++i) {
-        const double pair_abs = std::abs(double(in[i])) + std::abs(double(in[partner(i, d, layout)]));
+        const double pair_abs =
+            std::abs(double(in[i])) + std::abs(double(in[partner(i, d, layout)]));
         const double bound = coordinate_bound<T>(pair_abs, double(positions[t]), base);
         const double error = std::abs(double(out[i]) - expected[i]);
         const double ratio = bound > 0 ? error / bound : (error == 0 ? 0.0 : HUGE_VAL);
@@ -112,9 +114,8 @@ void require_rotation_of(rope::View<const T> input, rope::View<const T> got, std
           worst = ratio;
           std::ostringstream s;
           s.precision(17);
-          s << "token " << t << " head " << h << " coordinate " << i << " position "
-            << positions[t] << ": got " << double(out[i]) << ", reference " << expected[i]
-            << ", bound " << bound;
+          s << "token " << t << " head " << h << " coordinate " << i << " position " << positions[t]
+            << ": got " << double(out[i]) << ", reference " << expected[i] << ", bound " << bound;
           where = s.str();
         }
       }

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+
 #include <rope/rope.hpp>
 
 namespace {
@@ -45,8 +46,8 @@ TEST_CASE("inverse_frequencies: theta_j = base^(-2j/d) within 1 ulp", "[frequenc
   }
 }
 
-TEMPLATE_TEST_CASE("Table: entries are within 1 ulp of cos and sin of the double angle",
-                   "[table]", float, double) {
+TEMPLATE_TEST_CASE("Table: entries are within 1 ulp of cos and sin of the double angle", "[table]",
+                   float, double) {
   using T = TestType;
   const std::size_t d = 128;
   const double base = 10000.0;

@@ -14,10 +14,10 @@
 #else
 #include <cstdio>
 #include <cstdlib>
-#define ROPE_THROW(Exception, message)                           \
-  do {                                                           \
+#define ROPE_THROW(Exception, message)                          \
+  do {                                                          \
     std::fprintf(stderr, "%s\n", std::string(message).c_str()); \
-    std::abort();                                                \
+    std::abort();                                               \
   } while (false)
 #endif
 #endif

@@ -22,8 +22,8 @@ namespace rope {
 /// number > 0.
 inline std::vector<double> inverse_frequencies(std::size_t head_size, double base = 10000.0) {
   if (head_size == 0 || head_size % 2 != 0) {
-    ROPE_THROW(std::invalid_argument, "rope: head_size " + std::to_string(head_size) +
-                                          " must be even and at least 2");
+    ROPE_THROW(std::invalid_argument,
+               "rope: head_size " + std::to_string(head_size) + " must be even and at least 2");
   }
   if (!(base > 0.0) || !std::isfinite(base)) {
     ROPE_THROW(std::invalid_argument,

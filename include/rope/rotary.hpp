@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <Eigen/Core>
+
 #include <rope/config.hpp>
 #include <rope/detail/checks.hpp>
 #include <rope/detail/kernels.hpp>
@@ -152,9 +153,9 @@ class Rotary {
   static std::size_t checked_head_size(std::size_t head_size) {
     if constexpr (Dim != Eigen::Dynamic) {
       if (head_size != 0 && head_size != static_cast<std::size_t>(Dim)) {
-        ROPE_THROW(std::invalid_argument,
-                   "rope: Options::head_size " + std::to_string(head_size) +
-                       " disagrees with the compile-time head size " + std::to_string(Dim));
+        ROPE_THROW(std::invalid_argument, "rope: Options::head_size " + std::to_string(head_size) +
+                                              " disagrees with the compile-time head size " +
+                                              std::to_string(Dim));
       }
       return static_cast<std::size_t>(Dim);
     } else {

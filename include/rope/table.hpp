@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <Eigen/Core>
+
 #include <rope/config.hpp>
 #include <rope/layout.hpp>
 
@@ -41,10 +42,10 @@ class Table {
       ROPE_THROW(std::invalid_argument, "rope: the table needs at least one frequency, got 0");
     }
     if (positions > max_size() / head_size_) {
-      ROPE_THROW(std::invalid_argument,
-                 "rope: a table of " + std::to_string(positions) + " positions x " +
-                     std::to_string(head_size_) + " entries exceeds the limit of " +
-                     std::to_string(max_size()) + " elements");
+      ROPE_THROW(std::invalid_argument, "rope: a table of " + std::to_string(positions) +
+                                            " positions x " + std::to_string(head_size_) +
+                                            " entries exceeds the limit of " +
+                                            std::to_string(max_size()) + " elements");
     }
     data_.resize(positions * head_size_);
     for (std::size_t m = 0; m < positions; ++m) {

@@ -47,18 +47,17 @@ void check_view(const char* name, const View<T>& view, std::size_t head_size) {
 template <class T>
 void check_same_shape(const View<const T>& src, const View<T>& dst) {
   if (src.tokens() != dst.tokens() || src.heads() != dst.heads()) {
-    ROPE_THROW(std::invalid_argument,
-               "rope: src is " + str(src.tokens()) + " tokens x " + str(src.heads()) +
-                   " heads but dst is " + str(dst.tokens()) + " tokens x " + str(dst.heads()) +
-                   " heads");
+    ROPE_THROW(std::invalid_argument, "rope: src is " + str(src.tokens()) + " tokens x " +
+                                          str(src.heads()) + " heads but dst is " +
+                                          str(dst.tokens()) + " tokens x " + str(dst.heads()) +
+                                          " heads");
   }
 }
 
 inline void check_position(std::int64_t position, std::size_t token, std::size_t limit) {
   if (position < 0 || static_cast<std::uint64_t>(position) >= limit) {
     ROPE_THROW(std::out_of_range, "rope: position " + std::to_string(position) + " of token " +
-                                      str(token) + " is outside the table [0, " + str(limit) +
-                                      ")");
+                                      str(token) + " is outside the table [0, " + str(limit) + ")");
   }
 }
 

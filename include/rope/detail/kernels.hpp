@@ -15,6 +15,7 @@
 #include <cstddef>
 
 #include <Eigen/Core>
+
 #include <rope/detail/packet.hpp>
 #include <rope/layout.hpp>
 #include <rope/table.hpp>
@@ -97,10 +98,11 @@ void rotate_half_split(const TokenHeads<T>& heads, const T* row, Index half) {
   }
 }
 
-// ---- interleaved ---------------------------------------------------------------------------------
-// Pair j is (x[2j], x[2j+1]) = the complex number z_j = x[2j] + i·x[2j+1]; the table row
-// [c0 s0 c1 s1 ..] is e^{iφ_j}. The rotation is the complex product y_j = z_j · e^{iφ_j}
-// (inverse: z_j · conj(e^{iφ_j})), which Eigen's complex packets compute per register as
+// ---- interleaved
+// --------------------------------------------------------------------------------- Pair j is
+// (x[2j], x[2j+1]) = the complex number z_j = x[2j] + i·x[2j+1]; the table row [c0 s0 c1 s1 ..] is
+// e^{iφ_j}. The rotation is the complex product y_j = z_j · e^{iφ_j} (inverse: z_j ·
+// conj(e^{iφ_j})), which Eigen's complex packets compute per register as
 //
 //   z          = [ a0  b0  a1  b1 .. ]
 //   y = [a0 a0 a1 a1 ..]·[c0 s0 c1 s1 ..]  ∓±  [b0 b0 b1 b1 ..]·[s0 c0 s1 c1 ..]
@@ -134,8 +136,7 @@ void interleaved_chunk(const TokenHeads<T>& heads, const std::complex<T>* row, I
 }
 
 template <int N, Direction D, class T>
-Index interleaved_chunks(const TokenHeads<T>& heads, const std::complex<T>* row, Index h,
-                         Index j) {
+Index interleaved_chunks(const TokenHeads<T>& heads, const std::complex<T>* row, Index h, Index j) {
   constexpr Index L = simd::kLanes<std::complex<T>>;
   for (; j + N * L <= h; j += N * L) interleaved_chunk<N, D>(heads, row, j);
   if constexpr (N > 1) {
@@ -164,7 +165,8 @@ void rotate_interleaved(const TokenHeads<T>& heads, const T* row, Index half) {
   }
 }
 
-// ---- the batch walk -------------------------------------------------------------------------------
+// ---- the batch walk
+// -------------------------------------------------------------------------------
 
 // The heads one call rotates: src and dst have the same tokens and heads (dst may equal src).
 template <class T>
@@ -177,8 +179,8 @@ struct Job {
 // memory once for all its heads (q and k of a token in one pass). position_of(t) is token t's
 // position, already checked to be inside the table.
 template <class Kernel, class T, class PositionOf>
-void rotate_tokens(Kernel kernel, const Table<T>& table, PositionOf position_of,
-                   const Job<T>* jobs, std::size_t job_count, std::size_t tokens) {
+void rotate_tokens(Kernel kernel, const Table<T>& table, PositionOf position_of, const Job<T>* jobs,
+                   std::size_t job_count, std::size_t tokens) {
   for (std::size_t t = 0; t < tokens; ++t) {
     const T* row = table.row(static_cast<std::size_t>(position_of(t)));
     for (std::size_t i = 0; i < job_count; ++i) {

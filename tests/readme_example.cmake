@@ -1,0 +1,16 @@
+# Fails unless README.md's first C++ code block appears in examples/quickstart.cpp (which is
+# compiled and run as a test), line for line, indentation aside.
+file(READ "${README}" readme)
+file(READ "${EXAMPLE}" example)
+string(REGEX MATCH "```cpp\n([^`]*)```" block "${readme}")
+if(NOT block)
+  message(FATAL_ERROR "README.md has no ```cpp block")
+endif()
+set(block "${CMAKE_MATCH_1}")
+foreach(text IN ITEMS block example)
+  string(REGEX REPLACE "(^|\n)[ \t]+" "\\1" ${text} "${${text}}")
+endforeach()
+string(FIND "${example}" "${block}" at)
+if(at EQUAL -1)
+  message(FATAL_ERROR "README.md's C++ example differs from ${EXAMPLE}")
+endif()
