@@ -43,7 +43,9 @@ struct Options {
 /// its arguments before writing anything (std::invalid_argument for null pointers, mismatched
 /// shapes or overlapping strides; std::out_of_range for a position outside [0, max_positions)).
 ///
-///     rope::Rotary<float, 128> rot({.base = 500000.0, .max_positions = 8192});
+///     rope::Options options;
+///     options.base = 500000.0;
+///     const rope::Rotary<float, 128> rot(options);
 ///     rot.apply(q, tokens, 32, positions);   // q: [tokens][32][128], in place
 template <class T, int Dim = Eigen::Dynamic>
 class Rotary {
@@ -54,8 +56,6 @@ class Rotary {
 
  public:
   using Scalar = T;
-  /// A head as an Eigen vector.
-  using Vector = Eigen::Matrix<T, Dim, 1>;
 
   /// Computes θ_j and the cos/sin table (O(max_positions · head_size) time and memory).
   ///

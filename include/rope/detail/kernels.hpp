@@ -13,6 +13,7 @@
 
 #include <complex>
 #include <cstddef>
+#include <type_traits>
 
 #include <Eigen/Core>
 
@@ -34,6 +35,18 @@ struct TokenHeads {
   std::size_t dst_stride;
   std::size_t count;
 };
+
+// Calls chunk(std::integral_constant<int, N>, j) for pairs [j, j + N·lanes) while they fit in
+// h, then with N/2, .., 1 registers. Returns the first pair not covered.
+template <int N, Index Lanes, class Chunk>
+Index for_each_chunk(Index h, Index j, const Chunk& chunk) {
+  for (; j + N * Lanes <= h; j += N * Lanes) chunk(std::integral_constant<int, N>{}, j);
+  if constexpr (N > 1) {
+    return for_each_chunk<N / 2, Lanes>(h, j, chunk);
+  } else {
+    return j;
+  }
+}
 
 // ---- half_split ---------------------------------------------------------------------------------
 // Pair j is (x[j], x[j + h]), h = d/2; the table row is [c0 c1 .. c_{h−1} | s0 s1 .. s_{h−1}]:
@@ -66,25 +79,13 @@ void half_split_chunk(const TokenHeads<T>& heads, const T* row, Index h, Index j
   }
 }
 
-// Chunks of N packets while they fit, then N/2, .., 1. Returns the first pair not rotated.
-template <int N, Direction D, class T>
-Index half_split_chunks(const TokenHeads<T>& heads, const T* row, Index h, Index j) {
-  for (; j + N * simd::kLanes<T> <= h; j += N * simd::kLanes<T>) {
-    half_split_chunk<N, D>(heads, row, h, j);
-  }
-  if constexpr (N > 1) {
-    return half_split_chunks<N / 2, D>(heads, row, h, j);
-  } else {
-    return j;
-  }
-}
-
 // Half is h when the head size is fixed at compile time (loop bounds become constants).
 template <int Half, Direction D, class T>
 void rotate_half_split(const TokenHeads<T>& heads, const T* row, Index half) {
   const Index h = Half == Eigen::Dynamic ? half : Half;
   // Main part: cos and sin registers take at most half the register file.
-  const Index done = half_split_chunks<simd::kRegisters / 4, D>(heads, row, h, 0);
+  const Index done = for_each_chunk<simd::kRegisters / 4, simd::kLanes<T>>(
+      h, 0, [&](auto n, Index j) { half_split_chunk<decltype(n)::value, D>(heads, row, h, j); });
   // Remainder: the last h mod kLanes pairs, one at a time.
   for (std::size_t n = 0; n < heads.count && done < h; ++n) {
     const T* x = heads.src + n * heads.src_stride;
@@ -135,23 +136,13 @@ void interleaved_chunk(const TokenHeads<T>& heads, const std::complex<T>* row, I
   }
 }
 
-template <int N, Direction D, class T>
-Index interleaved_chunks(const TokenHeads<T>& heads, const std::complex<T>* row, Index h, Index j) {
-  constexpr Index L = simd::kLanes<std::complex<T>>;
-  for (; j + N * L <= h; j += N * L) interleaved_chunk<N, D>(heads, row, j);
-  if constexpr (N > 1) {
-    return interleaved_chunks<N / 2, D>(heads, row, h, j);
-  } else {
-    return j;
-  }
-}
-
 template <int Half, Direction D, class T>
 void rotate_interleaved(const TokenHeads<T>& heads, const T* row, Index half) {
   const Index h = Half == Eigen::Dynamic ? half : Half;
   // Main part: e^{iφ} registers take at most half the register file.
   const auto* e = reinterpret_cast<const std::complex<T>*>(row);
-  const Index done = interleaved_chunks<simd::kRegisters / 2, D>(heads, e, h, 0);
+  const Index done = for_each_chunk<simd::kRegisters / 2, simd::kLanes<std::complex<T>>>(
+      h, 0, [&](auto n, Index j) { interleaved_chunk<decltype(n)::value, D>(heads, e, j); });
   // Remainder: pairs not covered by whole registers, one at a time.
   for (std::size_t n = 0; n < heads.count && done < h; ++n) {
     const T* x = heads.src + n * heads.src_stride;
