@@ -31,6 +31,10 @@ struct Options {
   Layout layout = Layout::half_split;
   /// Positions 0 .. max_positions-1 get a precomputed table row (head_size values of T each).
   std::size_t max_positions = 4096;
+  /// How θ_j is stretched for long contexts (Linear, Yarn, Llama3, ...; see frequencies.hpp).
+  Scaling scaling = Unscaled{};
+  /// The sequence length the length-dependent schemes (DynamicNTK, LongRope) are evaluated for.
+  double sequence_length = 0;
 };
 
 /// Rotary position embedding for heads of Dim coordinates of type T.
@@ -60,19 +64,24 @@ class Rotary {
   /// Computes θ_j and the cos/sin table (O(max_positions · head_size) time and memory).
   ///
   /// Throws std::invalid_argument if the head size is odd or zero, disagrees with a fixed Dim,
-  /// base is not finite and > 0, or max_positions is 0 or too large to allocate.
+  /// base is not finite and > 0, max_positions is 0 or too large to allocate, or a scaling
+  /// parameter is out of range (see rope::frequencies).
   explicit Rotary(const Options& options = {})
       : head_size_(checked_head_size(options.head_size)),
         base_(options.base),
-        theta_(rope::inverse_frequencies(head_size_, options.base)),
-        table_(options.layout, theta_, options.max_positions) {}
+        frequencies_(
+            rope::frequencies(head_size_, options.base, options.scaling, options.sequence_length)),
+        table_(options.layout, frequencies_.theta, options.max_positions,
+               frequencies_.attention_factor) {}
 
   std::size_t head_size() const noexcept { return head_size_; }
   double base() const noexcept { return base_; }
   Layout layout() const noexcept { return table_.layout(); }
   std::size_t max_positions() const noexcept { return table_.positions(); }
-  /// θ_j, j < head_size/2, in double.
-  const std::vector<double>& inverse_frequencies() const noexcept { return theta_; }
+  /// θ_j, j < head_size/2, in double, after scaling.
+  const std::vector<double>& inverse_frequencies() const noexcept { return frequencies_.theta; }
+  /// The factor on every cos and sin entry (1 but for Yarn and LongRope).
+  double attention_factor() const noexcept { return frequencies_.attention_factor; }
   const Table<T>& table() const noexcept { return table_; }
 
   /// Rotates a contiguous [tokens][heads][head_size] buffer in place.
@@ -196,7 +205,7 @@ class Rotary {
 
   std::size_t head_size_;
   double base_;
-  std::vector<double> theta_;
+  Frequencies frequencies_;
   Table<T> table_;
 };
 
