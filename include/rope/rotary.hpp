@@ -35,6 +35,13 @@ struct Options {
   Scaling scaling = Unscaled{};
   /// The sequence length the length-dependent schemes (DynamicNTK, LongRope) are evaluated for.
   double sequence_length = 0;
+  /// Coordinates that rotate (even); 0 means all of the head. Partial rotary: GPT-NeoX's
+  /// rotary_pct, Phi-2's partial_rotary_factor (rotary_dim = factor · head_size). θ_j uses
+  /// rotary_dim as d; the other coordinates pass through (copied when out of place).
+  std::size_t rotary_dim = 0;
+  /// First rotated coordinate (vLLM's rope_dim_offset, ggml's n_offs); 0 for every checkpoint
+  /// that rotates the leading coordinates.
+  std::size_t rotary_offset = 0;
 };
 
 /// Rotary position embedding for heads of Dim coordinates of type T.
@@ -68,17 +75,22 @@ class Rotary {
   /// parameter is out of range (see rope::frequencies).
   explicit Rotary(const Options& options = {})
       : head_size_(checked_head_size(options.head_size)),
+        rotary_dim_(checked_rotary_dim(options, head_size_)),
+        rotary_offset_(options.rotary_offset),
         base_(options.base),
         frequencies_(
-            rope::frequencies(head_size_, options.base, options.scaling, options.sequence_length)),
+            rope::frequencies(rotary_dim_, options.base, options.scaling, options.sequence_length)),
         table_(options.layout, frequencies_.theta, options.max_positions,
                frequencies_.attention_factor) {}
 
   std::size_t head_size() const noexcept { return head_size_; }
+  /// Coordinates rotated per head, starting at rotary_offset().
+  std::size_t rotary_dim() const noexcept { return rotary_dim_; }
+  std::size_t rotary_offset() const noexcept { return rotary_offset_; }
   double base() const noexcept { return base_; }
   Layout layout() const noexcept { return table_.layout(); }
   std::size_t max_positions() const noexcept { return table_.positions(); }
-  /// θ_j, j < head_size/2, in double, after scaling.
+  /// θ_j, j < rotary_dim/2, in double, after scaling.
   const std::vector<double>& inverse_frequencies() const noexcept { return frequencies_.theta; }
   /// The factor on every cos and sin entry (1 but for Yarn and LongRope).
   double attention_factor() const noexcept { return frequencies_.attention_factor; }
@@ -168,8 +180,27 @@ class Rotary {
       }
       return static_cast<std::size_t>(Dim);
     } else {
-      return head_size;  // inverse_frequencies() rejects 0 and odd sizes
+      if (head_size == 0 || head_size % 2 != 0) {
+        ROPE_THROW(std::invalid_argument,
+                   "rope: head_size " + std::to_string(head_size) + " must be even and at least 2");
+      }
+      return head_size;
     }
+  }
+
+  static std::size_t checked_rotary_dim(const Options& options, std::size_t head_size) {
+    const std::size_t rotary_dim = options.rotary_dim == 0 ? head_size : options.rotary_dim;
+    if (rotary_dim % 2 != 0) {
+      ROPE_THROW(std::invalid_argument,
+                 "rope: rotary_dim " + std::to_string(rotary_dim) + " must be even");
+    }
+    if (options.rotary_offset > head_size || rotary_dim > head_size - options.rotary_offset) {
+      ROPE_THROW(std::invalid_argument, "rope: rotary_offset " +
+                                            std::to_string(options.rotary_offset) +
+                                            " + rotary_dim " + std::to_string(rotary_dim) +
+                                            " exceeds the head size " + std::to_string(head_size));
+    }
+    return rotary_dim;
   }
 
   // Chooses the kernel for the layout and direction once per call, and the position reader
@@ -186,24 +217,37 @@ class Rotary {
   template <Direction D>
   void run(const detail::Job<T>* jobs, std::size_t job_count, std::size_t tokens,
            const Positions& positions) const {
-    constexpr int kHalf = Dim == Eigen::Dynamic ? Eigen::Dynamic : Dim / 2;
-    const auto half = static_cast<Eigen::Index>(head_size_ / 2);
+    if (rotary_dim_ == head_size_) {
+      run<D, Dim == Eigen::Dynamic ? Eigen::Dynamic : Dim / 2>(jobs, job_count, tokens, positions);
+    } else {
+      run<D, Eigen::Dynamic>(jobs, job_count, tokens, positions);
+    }
+  }
+
+  // Half: rotary_dim/2 when known at compile time (the whole of a fixed-size head), else Dynamic.
+  template <Direction D, int Half>
+  void run(const detail::Job<T>* jobs, std::size_t job_count, std::size_t tokens,
+           const Positions& positions) const {
+    const auto half = static_cast<Eigen::Index>(rotary_dim_ / 2);
+    const detail::Slice slice{rotary_offset_, rotary_dim_, head_size_};
     positions.visit([&](auto position_of) {
       if (layout() == Layout::interleaved) {
         const auto kernel = [half](const detail::TokenHeads<T>& heads, const T* row) {
-          detail::rotate_interleaved<kHalf, D>(heads, row, half);
+          detail::rotate_interleaved<Half, D>(heads, row, half);
         };
-        detail::rotate_tokens(kernel, table_, position_of, jobs, job_count, tokens);
+        detail::rotate_tokens(kernel, table_, position_of, jobs, job_count, tokens, slice);
       } else {
         const auto kernel = [half](const detail::TokenHeads<T>& heads, const T* row) {
-          detail::rotate_half_split<kHalf, D>(heads, row, half);
+          detail::rotate_half_split<Half, D>(heads, row, half);
         };
-        detail::rotate_tokens(kernel, table_, position_of, jobs, job_count, tokens);
+        detail::rotate_tokens(kernel, table_, position_of, jobs, job_count, tokens, slice);
       }
     });
   }
 
   std::size_t head_size_;
+  std::size_t rotary_dim_;
+  std::size_t rotary_offset_;
   double base_;
   Frequencies frequencies_;
   Table<T> table_;

@@ -11,6 +11,7 @@
 // before it writes that part, so src and dst may be the same memory (in place).
 #pragma once
 
+#include <algorithm>
 #include <complex>
 #include <cstddef>
 #include <type_traits>
@@ -166,20 +167,38 @@ struct Job {
   View<T> dst;
 };
 
+// Which coordinates of a head rotate: [offset, offset + rotary_dim) of head_size.
+struct Slice {
+  std::size_t offset;
+  std::size_t rotary_dim;
+  std::size_t head_size;
+};
+
 // Rotates every head of every job, token by token, so that a token's table row is read from
 // memory once for all its heads (q and k of a token in one pass). position_of(t) is token t's
-// position, already checked to be inside the table.
+// position, already checked to be inside the table. Out of place, the coordinates outside the
+// slice are copied from src to dst in the same pass.
 template <class Kernel, class T, class PositionOf>
 void rotate_tokens(Kernel kernel, const Table<T>& table, PositionOf position_of, const Job<T>* jobs,
-                   std::size_t job_count, std::size_t tokens) {
+                   std::size_t job_count, std::size_t tokens, const Slice& slice) {
+  const std::size_t end = slice.offset + slice.rotary_dim;
+  const bool whole_head = slice.rotary_dim == slice.head_size;
   for (std::size_t t = 0; t < tokens; ++t) {
     const T* row = table.row(static_cast<std::size_t>(position_of(t)));
     for (std::size_t i = 0; i < job_count; ++i) {
       const Job<T>& job = jobs[i];
       if (job.src.heads() == 0) continue;
-      kernel(TokenHeads<T>{job.src.head(t, 0), job.src.head_stride(), job.dst.head(t, 0),
-                           job.dst.head_stride(), job.src.heads()},
-             row);
+      kernel(
+          TokenHeads<T>{job.src.head(t, 0) + slice.offset, job.src.head_stride(),
+                        job.dst.head(t, 0) + slice.offset, job.dst.head_stride(), job.src.heads()},
+          row);
+      if (whole_head || job.src.data() == job.dst.data()) continue;
+      for (std::size_t h = 0; h < job.src.heads(); ++h) {
+        const T* x = job.src.head(t, h);
+        T* y = job.dst.head(t, h);
+        std::copy(x, x + slice.offset, y);
+        std::copy(x + end, x + slice.head_size, y + end);
+      }
     }
   }
 }
