@@ -13,7 +13,7 @@ namespace {
 using rope::Layout;
 
 // The positions the table's accuracy contract is stated for.
-const double kPositions[] = {0, 1, 65536, 1048576, 16777215};
+const double kPositions[] = {0, 1, 65536, 1048576, 16777215, 2147483647};
 
 // cos and sin of the double angle m·θ_j (θ_j the double nearest base^(−2j/d), the product
 // rounded to double: the angle the contract fixes), evaluated in long double and rounded once
@@ -76,6 +76,7 @@ TEST_CASE("Table: a table of 2^24 rows holds the same entries at its last row", 
   const rope::Table<float> table(Layout::half_split, theta, rows);
   REQUIRE(table.positions() == rows);
   for (const double m : kPositions) {
+    if (m >= double(rows)) continue;
     for (std::size_t j = 0; j < d / 2; ++j) {
       float c, s;
       expected_entry<float>(m, j, d, 10000.0, c, s);

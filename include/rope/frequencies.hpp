@@ -77,9 +77,9 @@ struct Yarn {
   double original_max_position_embeddings = 4096;  // L0
   double beta_fast = 32;
   double beta_slow = 1;
-  std::optional<double> mscale;
-  std::optional<double> mscale_all_dim;
-  std::optional<double> attention_factor;
+  std::optional<double> mscale{};
+  std::optional<double> mscale_all_dim{};
+  std::optional<double> attention_factor{};
   bool truncate = true;
 };
 
@@ -97,23 +97,23 @@ struct Llama3 {
 /// scaled by sqrt(1 + ln(factor)/ln(L0)) unless attention_factor is given. factor defaults to
 /// max_position_embeddings / L0.
 struct LongRope {
-  std::vector<double> short_factor;
-  std::vector<double> long_factor;
+  std::vector<double> short_factor{};
+  std::vector<double> long_factor{};
   double original_max_position_embeddings = 4096;  // L0
   double max_position_embeddings = 131072;
-  std::optional<double> factor;
-  std::optional<double> attention_factor;
+  std::optional<double> factor{};
+  std::optional<double> attention_factor{};
 };
 
 /// θ_j given by the caller, one per pair.
 struct InverseFrequencies {
-  std::vector<double> theta;
+  std::vector<double> theta{};
 };
 
 /// θ_j divided by a per-pair factor (ggml's `freq_factors`, how llama.cpp stores Llama 3 and
 /// LongRoPE scaling).
 struct FrequencyFactors {
-  std::vector<double> factors;
+  std::vector<double> factors{};
 };
 
 /// One of the schemes above.
@@ -123,7 +123,7 @@ using Scaling = std::variant<Unscaled, Linear, NTKAware, DynamicNTK, Yarn, Llama
 /// What a scheme yields: θ_j for j < rotary_dim/2, and the factor that multiplies cos and sin
 /// (so q·k logits scale by its square, as in HuggingFace).
 struct Frequencies {
-  std::vector<double> theta;
+  std::vector<double> theta{};
   double attention_factor = 1.0;
 };
 

@@ -54,19 +54,23 @@ void check_same_shape(const View<const T>& src, const View<T>& dst) {
   }
 }
 
-inline void check_position(std::int64_t position, std::size_t token, std::size_t limit) {
-  if (position < 0 || static_cast<std::uint64_t>(position) >= limit) {
-    ROPE_THROW(std::out_of_range, "rope: position " + std::to_string(position) + " of token " +
-                                      str(token) + " is outside the table [0, " + str(limit) + ")");
+/// The largest position: angles m·θ_j are computed in double, exact for integers up to 2^53.
+inline constexpr std::int64_t kMaxPosition = (std::int64_t{1} << 53) - 1;
+
+inline void check_position(std::int64_t position, std::size_t token) {
+  if (position < 0 || position > kMaxPosition) {
+    ROPE_THROW(std::out_of_range,
+               "rope: position " + std::to_string(position) + " of token " + str(token) +
+                   " is outside [0, 2^53 - 1 = " + std::to_string(kMaxPosition) + "]");
   }
 }
 
-inline void check_positions(const Positions& positions, std::size_t tokens, std::size_t limit) {
+inline void check_positions(const Positions& positions, std::size_t tokens) {
   if (positions.is_null()) {
     ROPE_THROW(std::invalid_argument, "rope: positions is a null pointer");
   }
   positions.visit([&](auto position_of) {
-    for (std::size_t t = 0; t < tokens; ++t) check_position(position_of(t), t, limit);
+    for (std::size_t t = 0; t < tokens; ++t) check_position(position_of(t), t);
   });
 }
 

@@ -175,16 +175,15 @@ struct Slice {
 };
 
 // Rotates every head of every job, token by token, so that a token's table row is read from
-// memory once for all its heads (q and k of a token in one pass). position_of(t) is token t's
-// position, already checked to be inside the table. Out of place, the coordinates outside the
-// slice are copied from src to dst in the same pass.
-template <class Kernel, class T, class PositionOf>
-void rotate_tokens(Kernel kernel, const Table<T>& table, PositionOf position_of, const Job<T>* jobs,
-                   std::size_t job_count, std::size_t tokens, const Slice& slice) {
+// memory once for all its heads (q and k of a token in one pass). row_of(t) is token t's row.
+// Out of place, the coordinates outside the slice are copied from src to dst in the same pass.
+template <class Kernel, class T, class RowOf>
+void rotate_tokens(Kernel kernel, RowOf row_of, const Job<T>* jobs, std::size_t job_count,
+                   std::size_t tokens, const Slice& slice) {
   const std::size_t end = slice.offset + slice.rotary_dim;
   const bool whole_head = slice.rotary_dim == slice.head_size;
   for (std::size_t t = 0; t < tokens; ++t) {
-    const T* row = table.row(static_cast<std::size_t>(position_of(t)));
+    const T* row = row_of(t);
     for (std::size_t i = 0; i < job_count; ++i) {
       const Job<T>& job = jobs[i];
       if (job.src.heads() == 0) continue;
