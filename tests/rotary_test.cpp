@@ -88,17 +88,20 @@ TEMPLATE_TEST_CASE_SIG("Rotary: every entry point matches the float64 reference"
         return View<const T>::contiguous(v.data() + offset, tokens, heads, d);
       };
 
-      SECTION("in place, int64 positions") {
+      {
+        INFO("in place, int64 positions");
         std::vector<T> x = input;
         rot.apply(x.data(), tokens, heads, positions.data(), dir);
         require_rotation_of<T>(input_view, contiguous(x), d, layout, positions, dir);
       }
-      SECTION("in place, int32 positions") {
+      {
+        INFO("in place, int32 positions");
         std::vector<T> x = input;
         rot.apply(x.data(), tokens, heads, positions32.data(), dir);
         require_rotation_of<T>(input_view, contiguous(x), d, layout, positions, dir);
       }
-      SECTION("consecutive positions from an offset (prefill after a cache, decode)") {
+      {
+        INFO("consecutive positions from an offset (prefill after a cache, decode)");
         const std::int64_t first = kTablePositions - tokens;
         std::vector<std::int64_t> expected(tokens);
         std::iota(expected.begin(), expected.end(), first);
@@ -106,14 +109,16 @@ TEMPLATE_TEST_CASE_SIG("Rotary: every entry point matches the float64 reference"
         rot.apply(x.data(), tokens, heads, Positions::consecutive(first), dir);
         require_rotation_of<T>(input_view, contiguous(x), d, layout, expected, dir);
       }
-      SECTION("out of place leaves the source unchanged") {
+      {
+        INFO("out of place leaves the source unchanged");
         const std::vector<T> src = input;
         std::vector<T> dst(n, T(7));
         rot.apply(src.data(), dst.data(), tokens, heads, positions.data(), dir);
         REQUIRE(src == input);
         require_rotation_of<T>(input_view, contiguous(dst), d, layout, positions, dir);
       }
-      SECTION("pointers one element past an aligned address") {
+      {
+        INFO("pointers one element past an aligned address");
         std::vector<T> buffer(n + 1);
         std::copy(input.begin(), input.end(), buffer.begin() + 1);
         rot.apply(buffer.data() + 1, tokens, heads, positions.data(), dir);
@@ -122,7 +127,8 @@ TEMPLATE_TEST_CASE_SIG("Rotary: every entry point matches the float64 reference"
         rot.apply(input.data(), dst.data() + 1, tokens, heads, positions.data(), dir);
         require_rotation_of<T>(input_view, contiguous(dst, 1), d, layout, positions, dir);
       }
-      SECTION("strided [heads][tokens][d] view with padding, in place and out of place") {
+      {
+        INFO("strided [heads][tokens][d] view with padding, in place and out of place");
         // Odd padding puts heads at every alignment; the padding must stay untouched.
         const std::size_t token_stride = d + 1, head_stride = tokens * token_stride + 3;
         const T pad = T(-9);
@@ -147,7 +153,8 @@ TEMPLATE_TEST_CASE_SIG("Rotary: every entry point matches the float64 reference"
         rot.apply(input_view, y, positions.data(), dir);
         require_rotation_of<T>(input_view, View<const T>(y), d, layout, positions, dir);
       }
-      SECTION("q and k of a fused QKV buffer in one call, grouped-query heads") {
+      {
+        INFO("q and k of a fused QKV buffer in one call, grouped-query heads");
         // Per token: 4 query heads, 2 key heads, 2 value heads, [tokens][(4 + 2 + 2)·d].
         const std::size_t hq = 4, hk = 2, row = (hq + 2 * hk) * d;
         const std::vector<T> qkv = rope_test::random_vector<T>(tokens * row, rng);
@@ -164,7 +171,8 @@ TEMPLATE_TEST_CASE_SIG("Rotary: every entry point matches the float64 reference"
           REQUIRE(std::equal(x.data() + v, x.data() + v + hk * d, qkv.data() + v));
         }
       }
-      SECTION("one head as an Eigen vector, matrix row, segment, Ref, or rotated copy") {
+      {
+        INFO("one head as an Eigen vector, matrix row, segment, Ref, or rotated copy");
         using Vector = Eigen::Matrix<T, Eigen::Dynamic, 1>;
         using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;  // column-major
         const std::vector<std::int64_t> at = {positions[0]};

@@ -2,6 +2,7 @@
 // public API.
 #pragma once
 
+#include <rope/cache.hpp>
 #include <rope/config.hpp>
 #include <rope/frequencies.hpp>
 #include <rope/layout.hpp>

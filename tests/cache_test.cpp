@@ -1,0 +1,196 @@
+// CachedRotary: rotation with caller-supplied cos/sin caches (ONNX RotaryEmbedding, opset 23),
+// against a float64 implementation of the operator written here. The caches hold random values,
+// as in ONNX's own conformance tests: nothing may normalise them.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include <rope/rope.hpp>
+
+#include "support.hpp"
+
+namespace {
+
+using rope::Layout;
+
+// The operator on one head: pair j of the rotated slice takes cos[row][j], sin[row][j];
+// the inverse negates sin. Returns the head in double.
+std::vector<double> onnx_head(const std::vector<double>& x, std::size_t offset, std::size_t rotary,
+                              Layout layout, const double* cos, const double* sin, bool inverse) {
+  std::vector<double> y = x;
+  const std::size_t h = rotary / 2;
+  for (std::size_t j = 0; j < h; ++j) {
+    const std::size_t a = offset + (layout == Layout::interleaved ? 2 * j : j);
+    const std::size_t b = offset + (layout == Layout::interleaved ? 2 * j + 1 : h + j);
+    const double c = cos[j], s = inverse ? -sin[j] : sin[j];
+    y[a] = x[a] * c - x[b] * s;
+    y[b] = x[b] * c + x[a] * s;
+  }
+  return y;
+}
+
+// Checks `got` (tokens × heads views) against the operator, token t using cache row rows[t];
+// each rotated coordinate within (γ_2(T) + γ_2(double))·(|a·c| + |b·s|): two products and a sum
+// rounded on each side, the cache values exact in both.
+template <class T>
+void require_onnx(rope::View<const T> in, rope::View<const T> got, std::size_t d,
+                  std::size_t offset, std::size_t rotary, Layout layout, const std::vector<T>& cos,
+                  const std::vector<T>& sin, const std::vector<std::int64_t>& rows, bool inverse) {
+  const std::size_t h = rotary / 2;
+  double worst = 0;
+  for (std::size_t t = 0; t < in.tokens(); ++t) {
+    std::vector<double> c(h), s(h);
+    for (std::size_t j = 0; j < h; ++j) {
+      c[j] = double(cos[std::size_t(rows[t]) * h + j]);
+      s[j] = double(sin[std::size_t(rows[t]) * h + j]);
+    }
+    for (std::size_t k = 0; k < in.heads(); ++k) {
+      const std::vector<double> x(in.head(t, k), in.head(t, k) + d);
+      const std::vector<double> y =
+          onnx_head(x, offset, rotary, layout, c.data(), s.data(), inverse);
+      for (std::size_t i = 0; i < d; ++i) {
+        double bound = 0;
+        if (i >= offset && i < offset + rotary) {
+          const std::size_t p = offset + rope_test::partner(i - offset, rotary, layout);
+          const std::size_t j = layout == Layout::interleaved ? (i - offset) / 2 : (i - offset) % h;
+          bound = (rope_test::gamma<T>(2) + rope_test::gamma<double>(2)) *
+                  (std::abs(x[i] * c[j]) + std::abs(x[p] * s[j]));
+        }
+        const double error = std::abs(double(got.head(t, k)[i]) - y[i]);
+        INFO("token " << t << " head " << k << " coordinate " << i);
+        if (bound == 0) REQUIRE(error == 0);
+        worst = std::max(worst, bound > 0 ? error / bound : 0.0);
+      }
+    }
+  }
+  REQUIRE(worst <= 1.0);
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("CachedRotary: ONNX RotaryEmbedding with random caches", "[cache]", float,
+                   double) {
+  using T = TestType;
+  std::mt19937_64 rng(700 + sizeof(T));
+  const std::size_t batch = 2, seq = 3, heads = 2, d = 32, max_rows = 50;
+  for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
+    for (const std::size_t rotary : {std::size_t{32}, std::size_t{16}}) {
+      INFO(rope::to_string(layout) << ", rotary_dim " << rotary);
+      const rope::CachedRotary<T> rot({d, layout, rotary, 0});
+      const std::vector<T> cos = rope_test::random_vector<T>(max_rows * rotary / 2, rng);
+      const std::vector<T> sin = rope_test::random_vector<T>(max_rows * rotary / 2, rng);
+      const rope::Cache<T> cache{cos.data(), sin.data(), max_rows};
+      const std::vector<std::int64_t> ids = {0, 7, 49, 3, 3, 12};  // position_ids [batch][seq]
+      const std::vector<T> input = rope_test::random_vector<T>(batch * seq * heads * d, rng);
+      for (const bool inverse : {false, true}) {
+        const auto dir = inverse ? rope::Direction::inverse : rope::Direction::forward;
+        {
+          INFO("[batch, seq, heads*d] with position_ids: one view of batch*seq tokens");
+          std::vector<T> x = input;
+          rot.apply(cache, x.data(), batch * seq, heads, ids.data(), dir);
+          require_onnx<T>(rope::View<const T>::contiguous(input.data(), batch * seq, heads, d),
+                          rope::View<const T>::contiguous(x.data(), batch * seq, heads, d), d, 0,
+                          rotary, layout, cos, sin, ids, inverse);
+        }
+        {
+          INFO("[batch, heads, seq, d] with position_ids: one view per batch element");
+          std::vector<T> y(input.size(), T(-3));
+          for (std::size_t b = 0; b < batch; ++b) {
+            const std::size_t at = b * heads * seq * d;
+            const rope::View<const T> in(input.data() + at, seq, heads, d, seq * d);
+            const rope::View<T> out(y.data() + at, seq, heads, d, seq * d);
+            rot.apply(cache, in, out, ids.data() + b * seq, dir);
+            const std::vector<std::int64_t> rows(ids.begin() + std::ptrdiff_t(b * seq),
+                                                 ids.begin() + std::ptrdiff_t((b + 1) * seq));
+            require_onnx<T>(in, rope::View<const T>(out), d, 0, rotary, layout, cos, sin, rows,
+                            inverse);
+          }
+        }
+        {
+          INFO("no position_ids: the cache has one row per token");
+          std::vector<T> x = input;
+          rot.apply(cache, x.data(), batch * seq, heads, rope::Positions::consecutive(0), dir);
+          require_onnx<T>(rope::View<const T>::contiguous(input.data(), batch * seq, heads, d),
+                          rope::View<const T>::contiguous(x.data(), batch * seq, heads, d), d, 0,
+                          rotary, layout, cos, sin, {0, 1, 2, 3, 4, 5}, inverse);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("CachedRotary: HuggingFace's duplicated rows give the same result as half rows",
+          "[cache]") {
+  std::mt19937_64 rng(710);
+  const std::size_t d = 16, h = 8, rows = 5;
+  const std::vector<float> cos = rope_test::random_vector<float>(rows * h, rng);
+  const std::vector<float> sin = rope_test::random_vector<float>(rows * h, rng);
+  std::vector<float> cos_cat, sin_cat, cos_rep, sin_rep;  // [c | c] and [c0 c0 c1 c1 ..]
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (int copy = 0; copy < 2; ++copy) {
+      for (std::size_t j = 0; j < h; ++j) {
+        cos_cat.push_back(cos[r * h + j]);
+        sin_cat.push_back(sin[r * h + j]);
+      }
+    }
+    for (std::size_t j = 0; j < h; ++j) {
+      for (int copy = 0; copy < 2; ++copy) {
+        cos_rep.push_back(cos[r * h + j]);
+        sin_rep.push_back(sin[r * h + j]);
+      }
+    }
+  }
+  const std::vector<float> input = rope_test::random_vector<float>(4 * 3 * d, rng);
+  const std::int64_t ids[] = {4, 0, 2, 2};
+  for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
+    const rope::CachedRotary<float> rot({d, layout, 0, 0});
+    std::vector<float> half = input, cat = input, rep = input;
+    rot.apply({cos.data(), sin.data(), rows}, half.data(), 4, 3, ids);
+    rot.apply({cos_cat.data(), sin_cat.data(), rows, rope::CacheRow::concatenated}, cat.data(), 4,
+              3, ids);
+    rot.apply({cos_rep.data(), sin_rep.data(), rows, rope::CacheRow::repeated}, rep.data(), 4, 3,
+              ids);
+    REQUIRE(cat == half);  // the same values reach the same kernel
+    REQUIRE(rep == half);
+    REQUIRE(half != input);
+  }
+}
+
+TEST_CASE("CachedRotary: bad caches and rows are rejected", "[cache][errors]") {
+  const std::vector<float> cos(4 * 8, 1.0f), sin(4 * 8, 0.0f);
+  std::vector<float> x(2 * 16, 1.0f);
+  const std::vector<float> before = x;
+  const rope::CachedRotary<float> rot({16, Layout::half_split, 0, 0});
+  const std::int64_t ids[] = {1, 4};
+  const auto message = [&](auto&& f) -> std::string {
+    try {
+      f();
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    return "no exception";
+  };
+  CHECK_THAT(message([&] {
+               rot.apply({cos.data(), sin.data(), 4}, x.data(), 2, 1, ids);
+             }),
+             Catch::Matchers::Contains("cache row 4 of token 1 is outside the cache [0, 4)"));
+  CHECK_THAT(message([&] {
+               rot.apply({nullptr, sin.data(), 4}, x.data(), 2, 1, ids);
+             }),
+             Catch::Matchers::Contains("null pointer"));
+  CHECK_THAT(message([&] {
+               rot.apply({cos.data(), sin.data(), 4, rope::CacheRow::half, 7}, x.data(), 2, 1, ids);
+             }),
+             Catch::Matchers::Contains("row_stride 7 is smaller than a row of 8 values"));
+  CHECK_THAT(message([] {
+               rope::CachedRotary<float> r({16, Layout::half_split, 18, 0});
+             }),
+             Catch::Matchers::Contains("rotary_dim 18 exceeds the head size 16"));
+  REQUIRE(x == before);
+}
