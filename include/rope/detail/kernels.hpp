@@ -174,13 +174,24 @@ struct Slice {
   std::size_t head_size;
 };
 
+// Out of place with a partial slice: copies token t's coordinates outside the slice.
+template <class T>
+void copy_outside_slice(const Job<T>& job, std::size_t t, const Slice& slice) {
+  const std::size_t end = slice.offset + slice.rotary_dim;
+  for (std::size_t h = 0; h < job.src.heads(); ++h) {
+    const T* x = job.src.head(t, h);
+    T* y = job.dst.head(t, h);
+    std::copy(x, x + slice.offset, y);
+    std::copy(x + end, x + slice.head_size, y + end);
+  }
+}
+
 // Rotates every head of every job, token by token, so that a token's table row is read from
 // memory once for all its heads (q and k of a token in one pass). row_of(t) is token t's row.
 // Out of place, the coordinates outside the slice are copied from src to dst in the same pass.
 template <class Kernel, class T, class RowOf>
 void rotate_tokens(Kernel kernel, RowOf row_of, const Job<T>* jobs, std::size_t job_count,
                    std::size_t tokens, const Slice& slice) {
-  const std::size_t end = slice.offset + slice.rotary_dim;
   const bool whole_head = slice.rotary_dim == slice.head_size;
   for (std::size_t t = 0; t < tokens; ++t) {
     const T* row = row_of(t);
@@ -191,13 +202,7 @@ void rotate_tokens(Kernel kernel, RowOf row_of, const Job<T>* jobs, std::size_t 
           TokenHeads<T>{job.src.head(t, 0) + slice.offset, job.src.head_stride(),
                         job.dst.head(t, 0) + slice.offset, job.dst.head_stride(), job.src.heads()},
           row);
-      if (whole_head || job.src.data() == job.dst.data()) continue;
-      for (std::size_t h = 0; h < job.src.heads(); ++h) {
-        const T* x = job.src.head(t, h);
-        T* y = job.dst.head(t, h);
-        std::copy(x, x + slice.offset, y);
-        std::copy(x + end, x + slice.head_size, y + end);
-      }
+      if (!whole_head && job.src.data() != job.dst.data()) copy_outside_slice(job, t, slice);
     }
   }
 }
