@@ -62,23 +62,8 @@ class CachedRotary {
   /// that does not fit the head.
   explicit CachedRotary(const CacheOptions& options)
       : options_(options),
-        rotary_dim_(options.rotary_dim == 0 ? options.head_size : options.rotary_dim) {
-    if (options.head_size == 0 || options.head_size % 2 != 0) {
-      ROPE_THROW(std::invalid_argument, "rope: head_size " + std::to_string(options.head_size) +
-                                            " must be even and at least 2");
-    }
-    if (rotary_dim_ == 0 || rotary_dim_ % 2 != 0) {
-      ROPE_THROW(std::invalid_argument,
-                 "rope: rotary_dim " + std::to_string(rotary_dim_) + " must be even and > 0");
-    }
-    if (options.rotary_offset > options.head_size ||
-        rotary_dim_ > options.head_size - options.rotary_offset) {
-      ROPE_THROW(std::invalid_argument,
-                 "rope: rotary_offset " + std::to_string(options.rotary_offset) + " + rotary_dim " +
-                     std::to_string(rotary_dim_) + " exceeds the head size " +
-                     std::to_string(options.head_size));
-    }
-  }
+        rotary_dim_(detail::checked_rotary_dim(options.head_size, options.rotary_dim,
+                                               options.rotary_offset)) {}
 
   std::size_t head_size() const noexcept { return options_.head_size; }
   std::size_t rotary_dim() const noexcept { return rotary_dim_; }

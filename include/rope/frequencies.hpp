@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <rope/config.hpp>
+#include <rope/layout.hpp>
 
 namespace rope {
 
@@ -39,6 +40,19 @@ inline std::vector<double> inverse_frequencies(std::size_t head_size, double bas
   for (std::size_t j = 0; j < theta.size(); ++j) {
     const long double exponent = -2.0L * static_cast<long double>(j) / d;
     theta[j] = static_cast<double>(std::pow(static_cast<long double>(base), exponent));
+  }
+  return theta;
+}
+
+/// θ_j as HuggingFace computes it in float32: 1 / base^(2j/d), with 2j/d, the power and the
+/// reciprocal each rounded to float (returned as double, each value a float).
+inline std::vector<double> inverse_frequencies_float32(std::size_t head_size, double base) {
+  inverse_frequencies(head_size, base);  // the same argument checks
+  const float b = static_cast<float>(base), d = static_cast<float>(head_size);
+  std::vector<double> theta(head_size / 2);
+  for (std::size_t j = 0; j < theta.size(); ++j) {
+    const float exponent = static_cast<float>(2 * j) / d;
+    theta[j] = static_cast<double>(1.0f / std::pow(b, exponent));
   }
   return theta;
 }
@@ -151,10 +165,10 @@ inline void require_factors(const char* name, const std::vector<double>& factors
 }
 
 // base' = base · s^(d/(d−2)) for the NTK schemes; d = 2 would divide by zero.
-inline std::vector<double> ntk_theta(std::size_t d, double base, double s) {
+inline double ntk_base(std::size_t d, double base, double s) {
   if (d <= 2) bad_scaling("NTK scaling needs a rotary dimension > 2, got " + std::to_string(d));
   const double dd = static_cast<double>(d);
-  return inverse_frequencies(d, base * std::pow(s, dd / (dd - 2)));
+  return base * std::pow(s, dd / (dd - 2));
 }
 
 // HuggingFace's get_mscale: 0.1 · mscale · ln(scale) + 1, and 1 for scale ≤ 1.
@@ -165,17 +179,23 @@ inline double yarn_mscale(double scale, double mscale = 1.0) {
 }  // namespace detail
 
 /// θ_j and the attention factor of `scaling` for a rotary dimension d and a base, for a
-/// sequence of `sequence_length` tokens (read by DynamicNTK and LongRope only).
+/// sequence of `sequence_length` tokens (read by DynamicNTK and LongRope only). With
+/// Angles::pytorch_float32 the unscaled θ_j follow HuggingFace's float32 recipe and the results
+/// are rounded to float (the scheme's own arithmetic stays in double).
 ///
 /// Throws std::invalid_argument for a parameter out of range: a factor, length or base that is
 /// not finite and > 0, a factor list whose length is not d/2, beta_fast < beta_slow,
 /// high_freq_factor ≤ low_freq_factor, or an odd or zero d.
 inline Frequencies frequencies(std::size_t d, double base, const Scaling& scaling,
-                               double sequence_length = 0) {
-  std::vector<double> theta = inverse_frequencies(d, base);
+                               double sequence_length = 0, Angles angles = Angles::exact) {
+  const auto base_theta = [angles](std::size_t dim, double b) {
+    return angles == Angles::exact ? inverse_frequencies(dim, b)
+                                   : inverse_frequencies_float32(dim, b);
+  };
+  std::vector<double> theta = base_theta(d, base);
   const std::size_t pairs = theta.size();
   const double dd = static_cast<double>(d);
-  return std::visit(
+  Frequencies result = std::visit(
       [&](const auto& s) -> Frequencies {
         using S = std::decay_t<decltype(s)>;
         if constexpr (std::is_same_v<S, Unscaled>) {
@@ -186,7 +206,7 @@ inline Frequencies frequencies(std::size_t d, double base, const Scaling& scalin
           return {theta, 1.0};
         } else if constexpr (std::is_same_v<S, NTKAware>) {
           detail::require_positive("NTKAware::factor", s.factor);
-          return {detail::ntk_theta(d, base, s.factor), 1.0};
+          return {base_theta(d, detail::ntk_base(d, base, s.factor)), 1.0};
         } else if constexpr (std::is_same_v<S, DynamicNTK>) {
           detail::require_positive("DynamicNTK::factor", s.factor);
           detail::require_positive("DynamicNTK::max_position_embeddings",
@@ -194,7 +214,7 @@ inline Frequencies frequencies(std::size_t d, double base, const Scaling& scalin
           if (sequence_length <= s.max_position_embeddings) return {theta, 1.0};
           const double stretch =
               s.factor * sequence_length / s.max_position_embeddings - (s.factor - 1);
-          return {detail::ntk_theta(d, base, stretch), 1.0};
+          return {base_theta(d, detail::ntk_base(d, base, stretch)), 1.0};
         } else if constexpr (std::is_same_v<S, Yarn>) {
           detail::require_positive("Yarn::factor", s.factor);
           detail::require_positive("Yarn::original_max_position_embeddings",
@@ -283,6 +303,11 @@ inline Frequencies frequencies(std::size_t d, double base, const Scaling& scalin
         }
       },
       scaling);
+  if (angles == Angles::pytorch_float32) {  // a scheme's θ_j as float32 tensors hold them
+    for (double& t : result.theta) t = static_cast<double>(static_cast<float>(t));
+    result.attention_factor = static_cast<double>(static_cast<float>(result.attention_factor));
+  }
+  return result;
 }
 
 }  // namespace rope

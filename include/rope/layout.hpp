@@ -32,4 +32,13 @@ constexpr const char* to_string(Layout layout) noexcept {
 /// rotation with respect to its input (backward passes).
 enum class Direction { forward, inverse };
 
+/// How the table's angles m·θ_j are computed.
+///
+/// - `exact` (the default): θ_j the double nearest base^(−2j/d), m·θ_j in double, cos and sin in
+///   double, rounded once to T: within 1 ulp of T at every position (docs/numerics.md).
+/// - `pytorch_float32`: HuggingFace's float32 recipe, for parity with a PyTorch reference:
+///   θ_j = 1/base^(2j/d), the position and the product m·θ_j, and the attention factor's product
+///   all in float32. At position 10^6 its angles are off by up to 0.03 rad.
+enum class Angles { exact, pytorch_float32 };
+
 }  // namespace rope

@@ -44,6 +44,8 @@ struct Options {
   /// First rotated coordinate (vLLM's rope_dim_offset, ggml's n_offs); 0 for every checkpoint
   /// that rotates the leading coordinates.
   std::size_t rotary_offset = 0;
+  /// Exact angles (default), or PyTorch's float32 recipe for parity with a reference run.
+  Angles angles = Angles::exact;
 };
 
 /// Rotary position embedding for heads of Dim coordinates of type T.
@@ -77,13 +79,15 @@ class Rotary {
   /// parameter is out of range (see rope::frequencies).
   explicit Rotary(const Options& options = {})
       : head_size_(checked_head_size(options.head_size)),
-        rotary_dim_(checked_rotary_dim(options, head_size_)),
+        rotary_dim_(
+            detail::checked_rotary_dim(head_size_, options.rotary_dim, options.rotary_offset)),
         rotary_offset_(options.rotary_offset),
         base_(options.base),
-        frequencies_(
-            rope::frequencies(rotary_dim_, options.base, options.scaling, options.sequence_length)),
+        frequencies_(rope::frequencies(rotary_dim_, options.base, options.scaling,
+                                       options.sequence_length, options.angles)),
         table_(options.layout, frequencies_.theta, options.max_positions,
-               frequencies_.attention_factor) {}
+               frequencies_.attention_factor, options.angles),
+        angles_(options.angles) {}
 
   std::size_t head_size() const noexcept { return head_size_; }
   /// Coordinates rotated per head, starting at rotary_offset().
@@ -182,27 +186,9 @@ class Rotary {
       }
       return static_cast<std::size_t>(Dim);
     } else {
-      if (head_size == 0 || head_size % 2 != 0) {
-        ROPE_THROW(std::invalid_argument,
-                   "rope: head_size " + std::to_string(head_size) + " must be even and at least 2");
-      }
+      detail::check_head_size(head_size);
       return head_size;
     }
-  }
-
-  static std::size_t checked_rotary_dim(const Options& options, std::size_t head_size) {
-    const std::size_t rotary_dim = options.rotary_dim == 0 ? head_size : options.rotary_dim;
-    if (rotary_dim % 2 != 0) {
-      ROPE_THROW(std::invalid_argument,
-                 "rope: rotary_dim " + std::to_string(rotary_dim) + " must be even");
-    }
-    if (options.rotary_offset > head_size || rotary_dim > head_size - options.rotary_offset) {
-      ROPE_THROW(std::invalid_argument, "rope: rotary_offset " +
-                                            std::to_string(options.rotary_offset) +
-                                            " + rotary_dim " + std::to_string(rotary_dim) +
-                                            " exceeds the head size " + std::to_string(head_size));
-    }
-    return rotary_dim;
   }
 
   // Chooses the kernel for the layout and direction once per call, and the position reader
@@ -239,7 +225,7 @@ class Rotary {
         if (m < table_.positions()) return table_.row(m);
         computed.resize(rotary_dim_);
         Table<T>::compute_row(layout(), frequencies_.theta, static_cast<double>(m), computed.data(),
-                              frequencies_.attention_factor);
+                              frequencies_.attention_factor, angles_);
         return static_cast<const T*>(computed.data());
       };
       if (layout() == Layout::interleaved) {
@@ -262,6 +248,7 @@ class Rotary {
   double base_;
   Frequencies frequencies_;
   Table<T> table_;
+  Angles angles_;
 };
 
 }  // namespace rope

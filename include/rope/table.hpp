@@ -30,11 +30,13 @@ template <class T>
 class Table {
  public:
   /// Builds the rows for positions 0 .. positions-1 from the inverse frequencies θ_j; every
-  /// entry is multiplied by `scale` (a scaling scheme's attention factor) before its rounding.
+  /// entry is multiplied by `scale` (a scaling scheme's attention factor) before its rounding;
+  /// `angles` chooses the arithmetic (see Angles).
   ///
   /// Throws std::invalid_argument if positions is 0, theta is empty, or the table would hold
   /// more than max_size() elements.
-  Table(Layout layout, const std::vector<double>& theta, std::size_t positions, double scale = 1.0)
+  Table(Layout layout, const std::vector<double>& theta, std::size_t positions, double scale = 1.0,
+        Angles angles = Angles::exact)
       : layout_(layout), head_size_(2 * theta.size()), positions_(positions) {
     if (positions == 0) {
       ROPE_THROW(std::invalid_argument, "rope: the table needs at least 1 position, got 0");
@@ -50,20 +52,30 @@ class Table {
     }
     data_.resize(positions * head_size_);
     for (std::size_t m = 0; m < positions; ++m) {
-      compute_row(layout, theta, static_cast<double>(m), data_.data() + m * head_size_, scale);
+      compute_row(layout, theta, static_cast<double>(m), data_.data() + m * head_size_, scale,
+                  angles);
     }
   }
 
   /// Writes the 2·theta.size() entries of the row for `position` (any position, integral or
   /// not, below 2^53), times `scale`, into row in the layout's order; the table's rows are made
-  /// by this call.
+  /// by this call. Angles::pytorch_float32 rounds the position, the product m·θ_j, cos and sin,
+  /// and their product with `scale` to float, as PyTorch's float32 tensors do.
   static void compute_row(Layout layout, const std::vector<double>& theta, double position, T* row,
-                          double scale = 1.0) {
+                          double scale = 1.0, Angles angles = Angles::exact) {
     const std::size_t half = theta.size();
     for (std::size_t j = 0; j < half; ++j) {
-      const double angle = position * theta[j];
-      const T c = static_cast<T>(scale * std::cos(angle));
-      const T s = static_cast<T>(scale * std::sin(angle));
+      T c, s;
+      if (angles == Angles::exact) {
+        const double angle = position * theta[j];
+        c = static_cast<T>(scale * std::cos(angle));
+        s = static_cast<T>(scale * std::sin(angle));
+      } else {
+        const float angle = static_cast<float>(position) * static_cast<float>(theta[j]);
+        const float a = static_cast<float>(scale);
+        c = static_cast<T>(static_cast<float>(std::cos(static_cast<double>(angle))) * a);
+        s = static_cast<T>(static_cast<float>(std::sin(static_cast<double>(angle))) * a);
+      }
       if (layout == Layout::interleaved) {
         row[2 * j] = c;
         row[2 * j + 1] = s;

@@ -44,6 +44,29 @@ void check_view(const char* name, const View<T>& view, std::size_t head_size) {
   }
 }
 
+inline void check_head_size(std::size_t head_size) {
+  if (head_size == 0 || head_size % 2 != 0) {
+    ROPE_THROW(std::invalid_argument,
+               "rope: head_size " + str(head_size) + " must be even and at least 2");
+  }
+}
+
+// The head size must be even, and the rotated slice [offset, offset + rotary_dim) even and inside
+// the head; rotary_dim 0 means the whole head. Returns the rotary_dim.
+inline std::size_t checked_rotary_dim(std::size_t head_size, std::size_t rotary_dim,
+                                      std::size_t offset) {
+  check_head_size(head_size);
+  const std::size_t dim = rotary_dim == 0 ? head_size : rotary_dim;
+  if (dim % 2 != 0) {
+    ROPE_THROW(std::invalid_argument, "rope: rotary_dim " + str(dim) + " must be even");
+  }
+  if (offset > head_size || dim > head_size - offset) {
+    ROPE_THROW(std::invalid_argument, "rope: rotary_offset " + str(offset) + " + rotary_dim " +
+                                          str(dim) + " exceeds the head size " + str(head_size));
+  }
+  return dim;
+}
+
 template <class T>
 void check_same_shape(const View<const T>& src, const View<T>& dst) {
   if (src.tokens() != dst.tokens() || src.heads() != dst.heads()) {
