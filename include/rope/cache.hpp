@@ -143,18 +143,8 @@ class CachedRotary {
         }
         return static_cast<const T*>(row.data());
       };
-      const auto h = static_cast<Eigen::Index>(half);
-      if (interleaved) {
-        const auto kernel = [h](const detail::TokenHeads<T>& heads, const T* r) {
-          detail::rotate_interleaved<Eigen::Dynamic, D>(heads, r, h);
-        };
-        detail::rotate_tokens(kernel, row_of, &job, 1, job.src.tokens(), slice);
-      } else {
-        const auto kernel = [h](const detail::TokenHeads<T>& heads, const T* r) {
-          detail::rotate_half_split<Eigen::Dynamic, D>(heads, r, h);
-        };
-        detail::rotate_tokens(kernel, row_of, &job, 1, job.src.tokens(), slice);
-      }
+      detail::rotate_layout<Eigen::Dynamic, D>(options_.layout, row_of, &job, 1, job.src.tokens(),
+                                               slice);
     });
   }
 

@@ -56,7 +56,8 @@ struct Options {
 ///
 /// Every batch entry point rotates head (t, h) of token t to position positions[t], and checks
 /// its arguments before writing anything (std::invalid_argument for null pointers, mismatched
-/// shapes or overlapping strides; std::out_of_range for a position outside [0, max_positions)).
+/// shapes or overlapping strides; std::out_of_range for a position outside [0, 2^53 − 1]).
+/// Positions past max_positions get their table row computed on the fly.
 ///
 ///     rope::Options options;
 ///     options.base = 500000.0;
@@ -72,11 +73,12 @@ class Rotary {
  public:
   using Scalar = T;
 
-  /// Computes θ_j and the cos/sin table (O(max_positions · head_size) time and memory).
+  /// Computes θ_j and the cos/sin table (O(max_positions · rotary_dim) time and memory).
   ///
   /// Throws std::invalid_argument if the head size is odd or zero, disagrees with a fixed Dim,
-  /// base is not finite and > 0, max_positions is 0 or too large to allocate, or a scaling
-  /// parameter is out of range (see rope::frequencies).
+  /// rotary_dim is odd or rotary_offset + rotary_dim exceeds the head, base is not finite and
+  /// > 0, max_positions is 0 or too large to allocate, or a scaling parameter is out of range
+  /// (see rope::frequencies).
   explicit Rotary(const Options& options = {})
       : head_size_(checked_head_size(options.head_size)),
         rotary_dim_(
@@ -216,7 +218,6 @@ class Rotary {
   template <Direction D, int Half>
   void run(const detail::Job<T>* jobs, std::size_t job_count, std::size_t tokens,
            const Positions& positions) const {
-    const auto half = static_cast<Eigen::Index>(rotary_dim_ / 2);
     const detail::Slice slice{rotary_offset_, rotary_dim_, head_size_};
     std::vector<T> computed;  // the row of a position past the table, made when needed
     positions.visit([&](auto position_of) {
@@ -228,17 +229,7 @@ class Rotary {
                               frequencies_.attention_factor, angles_);
         return static_cast<const T*>(computed.data());
       };
-      if (layout() == Layout::interleaved) {
-        const auto kernel = [half](const detail::TokenHeads<T>& heads, const T* row) {
-          detail::rotate_interleaved<Half, D>(heads, row, half);
-        };
-        detail::rotate_tokens(kernel, row_of, jobs, job_count, tokens, slice);
-      } else {
-        const auto kernel = [half](const detail::TokenHeads<T>& heads, const T* row) {
-          detail::rotate_half_split<Half, D>(heads, row, half);
-        };
-        detail::rotate_tokens(kernel, row_of, jobs, job_count, tokens, slice);
-      }
+      detail::rotate_layout<Half, D>(layout(), row_of, jobs, job_count, tokens, slice);
     });
   }
 

@@ -49,7 +49,7 @@ Index for_each_chunk(Index h, Index j, const Chunk& chunk) {
   }
 }
 
-// ---- half_split ---------------------------------------------------------------------------------
+// ---- half_split ----------------------------------------------------------------------------
 // Pair j is (x[j], x[j + h]), h = d/2; the table row is [c0 c1 .. c_{h−1} | s0 s1 .. s_{h−1}]:
 //
 //   x = [ a0  a1  ..  a_{h−1} | b0  b1  ..  b_{h−1} ]
@@ -100,13 +100,12 @@ void rotate_half_split(const TokenHeads<T>& heads, const T* row, Index half) {
   }
 }
 
-// ---- interleaved
-// --------------------------------------------------------------------------------- Pair j is
-// (x[2j], x[2j+1]) = the complex number z_j = x[2j] + i·x[2j+1]; the table row [c0 s0 c1 s1 ..] is
-// e^{iφ_j}. The rotation is the complex product y_j = z_j · e^{iφ_j} (inverse: z_j ·
-// conj(e^{iφ_j})), which Eigen's complex packets compute per register as
+// ---- interleaved ---------------------------------------------------------------------------
+// Pair j is (x[2j], x[2j+1]) = the complex number z_j = x[2j] + i·x[2j+1]; the table row
+// [c0 s0 c1 s1 ..] is e^{iφ_j}. The rotation is the complex product y_j = z_j · e^{iφ_j}
+// (inverse: z_j · conj(e^{iφ_j})), which Eigen's complex packets compute per register as
 //
-//   z          = [ a0  b0  a1  b1 .. ]
+//   z = [ a0  b0  a1  b1 .. ]
 //   y = [a0 a0 a1 a1 ..]·[c0 s0 c1 s1 ..]  ∓±  [b0 b0 b1 b1 ..]·[s0 c0 s1 c1 ..]
 //     = [a0·c0 − b0·s0,  a0·s0 + b0·c0, ..]
 //
@@ -157,8 +156,7 @@ void rotate_interleaved(const TokenHeads<T>& heads, const T* row, Index half) {
   }
 }
 
-// ---- the batch walk
-// -------------------------------------------------------------------------------
+// ---- the batch walk --------------------------------------------------------------------------
 
 // The heads one call rotates: src and dst have the same tokens and heads (dst may equal src).
 template <class T>
@@ -204,6 +202,26 @@ void rotate_tokens(Kernel kernel, RowOf row_of, const Job<T>* jobs, std::size_t 
           row);
       if (!whole_head && job.src.data() != job.dst.data()) copy_outside_slice(job, t, slice);
     }
+  }
+}
+
+// Rotates every job with the kernel of `layout`, for a slice of slice.rotary_dim coordinates;
+// Half is rotary_dim/2 when fixed at compile time, else Eigen::Dynamic. Called once per call:
+// the layout and direction are chosen here, outside every loop.
+template <int Half, Direction D, class T, class RowOf>
+void rotate_layout(Layout layout, RowOf row_of, const Job<T>* jobs, std::size_t job_count,
+                   std::size_t tokens, const Slice& slice) {
+  const auto half = static_cast<Index>(slice.rotary_dim / 2);
+  if (layout == Layout::interleaved) {
+    const auto kernel = [half](const TokenHeads<T>& heads, const T* row) {
+      rotate_interleaved<Half, D>(heads, row, half);
+    };
+    rotate_tokens(kernel, row_of, jobs, job_count, tokens, slice);
+  } else {
+    const auto kernel = [half](const TokenHeads<T>& heads, const T* row) {
+      rotate_half_split<Half, D>(heads, row, half);
+    };
+    rotate_tokens(kernel, row_of, jobs, job_count, tokens, slice);
   }
 }
 
