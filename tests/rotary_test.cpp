@@ -1,5 +1,6 @@
 // Rotary<T, Dim>: every entry point against the float64 reference, and the algebraic properties
-// of the rotation, for fixed and dynamic head sizes, float and double, both layouts.
+// of the rotation, for fixed and dynamic head sizes, float, double, Eigen::half and bfloat16,
+// both layouts.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -68,8 +69,14 @@ constexpr std::size_t kTablePositions = 4096;
       (float, 130), (float, 256), (double, 2), (double, 4), (double, 6), (double, 8),     \
       (double, 64), (double, 96), (double, 128), (double, 130), (double, 256)
 
+// Eigen::half and bfloat16: sizes with and without a remainder after whole registers.
+#define ROPE_TEST_16BIT_SHAPES                                                                   \
+  (Eigen::half, 2), (Eigen::half, 6), (Eigen::half, 34), (Eigen::half, 128), (Eigen::half, 130), \
+      (Eigen::bfloat16, 6), (Eigen::bfloat16, 64), (Eigen::bfloat16, 130)
+
 TEMPLATE_TEST_CASE_SIG("Rotary: every entry point matches the float64 reference",
-                       "[rotary][reference]", ((typename T, int D), T, D), ROPE_TEST_SHAPES) {
+                       "[rotary][reference]", ((typename T, int D), T, D), ROPE_TEST_SHAPES,
+                       ROPE_TEST_16BIT_SHAPES) {
   constexpr std::size_t d = D;
   std::mt19937_64 rng(100 + d + sizeof(T));
   const std::size_t tokens = 5, heads = 3, n = tokens * heads * d;
@@ -191,15 +198,15 @@ TEMPLATE_TEST_CASE_SIG("Rotary: every entry point matches the float64 reference"
         m.row(1) = head.transpose();
         rot.apply(m.row(1), at[0], dir);  // a strided row, written through the temporary
         check(m.row(1).transpose());
-        REQUIRE(m.row(0).isZero(0));
-        REQUIRE(m.row(2).isZero(0));
+        REQUIRE(m.row(0).isZero(T(0)));
+        REQUIRE(m.row(2).isZero(T(0)));
 
         Vector longer = Vector::Zero(Eigen::Index(d) + 4);
         longer.segment(2, Eigen::Index(d)) = head;
         rot.apply(longer.segment(2, Eigen::Index(d)), at[0], dir);
         check(longer.segment(2, Eigen::Index(d)));
-        REQUIRE(longer.head(2).isZero(0));
-        REQUIRE(longer.tail(2).isZero(0));
+        REQUIRE(longer.head(2).isZero(T(0)));
+        REQUIRE(longer.tail(2).isZero(T(0)));
 
         Vector w = head;
         Eigen::Ref<Vector> ref(w);

@@ -14,6 +14,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -22,8 +23,13 @@
 
 namespace rope_test {
 
+// u = 2^-p for a type with p significand bits (24 for float, 11 for Eigen::half, 8 for bfloat16).
 template <class T>
-constexpr double unit_roundoff = double(std::numeric_limits<T>::epsilon()) / 2;
+constexpr double unit_roundoff = [] {
+  double u = 1;
+  for (int i = 0; i < std::numeric_limits<T>::digits; ++i) u /= 2;
+  return u;
+}();
 
 template <class T>
 constexpr double gamma(int n) {
@@ -58,6 +64,22 @@ double coordinate_bound(double pair_abs_sum, double position, double base = 1000
 template <class T>
 double head_bound(double position) {
   return 2 * gamma<T>(3) + unit_roundoff<double> * std::abs(position);
+}
+
+// Bound on |stored − exact| for one output coordinate of a Rotary<T>. Eigen::half and bfloat16
+// are rotated in float (compute_t<T>), exactly widened, then rounded to nearest T: float's
+// coordinate_bound, plus that rounding, at most u(T) relative or, among subnormals, half the
+// spacing denorm_min.
+template <class T>
+double output_bound(double pair_abs_sum, double position, double expected, double base) {
+  using C = rope::compute_t<T>;
+  const double computed = coordinate_bound<C>(pair_abs_sum, position, base);
+  if constexpr (std::is_same_v<T, C>) {
+    return computed;
+  } else {
+    return computed + unit_roundoff<T> * (std::abs(expected) + computed) +
+           double(std::numeric_limits<T>::denorm_min()) / 2;
+  }
 }
 
 template <class T>
@@ -107,7 +129,7 @@ void require_rotation_of(rope::View<const T> input, rope::View<const T> got, std
       for (std::size_t i = 0; i < d; ++i) {
         const double pair_abs =
             std::abs(double(in[i])) + std::abs(double(in[partner(i, d, layout)]));
-        const double bound = coordinate_bound<T>(pair_abs, double(positions[t]), base);
+        const double bound = output_bound<T>(pair_abs, double(positions[t]), expected[i], base);
         const double error = std::abs(double(out[i]) - expected[i]);
         const double ratio = bound > 0 ? error / bound : (error == 0 ? 0.0 : HUGE_VAL);
         if (!(ratio <= worst)) {

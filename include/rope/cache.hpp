@@ -143,8 +143,8 @@ class CachedRotary {
         }
         return static_cast<const T*>(row.data());
       };
-      detail::rotate_layout<Eigen::Dynamic, D>(options_.layout, row_of, &job, 1, job.src.tokens(),
-                                               slice);
+      detail::rotate_layout<Eigen::Dynamic, D, detail::Stores::ordinary>(
+          options_.layout, row_of, &job, 1, TokenRange{0, job.src.tokens()}, slice);
     });
   }
 

@@ -4,11 +4,13 @@
 
 #include <rope/cache.hpp>
 #include <rope/config.hpp>
+#include <rope/execution.hpp>
 #include <rope/frequencies.hpp>
 #include <rope/layout.hpp>
 #include <rope/positions.hpp>
 #include <rope/reference.hpp>
 #include <rope/rotary.hpp>
+#include <rope/scalar.hpp>
 #include <rope/table.hpp>
 #include <rope/version.hpp>
 #include <rope/view.hpp>

@@ -13,9 +13,12 @@
 #include <rope/config.hpp>
 #include <rope/detail/checks.hpp>
 #include <rope/detail/kernels.hpp>
+#include <rope/detail/threads.hpp>
+#include <rope/execution.hpp>
 #include <rope/frequencies.hpp>
 #include <rope/layout.hpp>
 #include <rope/positions.hpp>
+#include <rope/scalar.hpp>
 #include <rope/table.hpp>
 #include <rope/view.hpp>
 
@@ -50,14 +53,16 @@ struct Options {
 
 /// Rotary position embedding for heads of Dim coordinates of type T.
 ///
-/// T is float or double. Dim is the head size fixed at compile time, or Eigen::Dynamic to take it
-/// from Options::head_size. A Rotary is immutable after construction: one object may be shared
-/// by any number of threads.
+/// T is the stored element type: float, double, Eigen::half or Eigen::bfloat16 (the 16-bit
+/// types are rotated in float: widened exactly, rounded to nearest even when stored). Dim is the
+/// head size fixed at compile time, or Eigen::Dynamic to take it from Options::head_size. A
+/// Rotary is immutable after construction: one object may be shared by any number of threads.
 ///
 /// Every batch entry point rotates head (t, h) of token t to position positions[t], and checks
 /// its arguments before writing anything (std::invalid_argument for null pointers, mismatched
 /// shapes or overlapping strides; std::out_of_range for a position outside [0, 2^53 − 1]).
-/// Positions past max_positions get their table row computed on the fly.
+/// Positions past max_positions get their table row computed on the fly. An Execution splits a
+/// call over threads or asks for streaming stores; a TokenRange rotates part of a batch.
 ///
 ///     rope::Options options;
 ///     options.base = 500000.0;
@@ -65,13 +70,15 @@ struct Options {
 ///     rot.apply(q, tokens, 32, positions);   // q: [tokens][32][128], in place
 template <class T, int Dim = Eigen::Dynamic>
 class Rotary {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
-                "rope::Rotary<T, Dim>: T must be float or double");
+  static_assert(is_storage_type_v<T>,
+                "rope::Rotary<T, Dim>: T must be float, double, Eigen::half or Eigen::bfloat16");
   static_assert(Dim == Eigen::Dynamic || (Dim > 0 && Dim % 2 == 0),
                 "rope::Rotary<T, Dim>: Dim must be a positive even head size or Eigen::Dynamic");
 
  public:
   using Scalar = T;
+  /// The type of the arithmetic and of the table: double for double, float otherwise.
+  using Compute = compute_t<T>;
 
   /// Computes θ_j and the cos/sin table (O(max_positions · rotary_dim) time and memory).
   ///
@@ -102,52 +109,67 @@ class Rotary {
   const std::vector<double>& inverse_frequencies() const noexcept { return frequencies_.theta; }
   /// The factor on every cos and sin entry (1 but for Yarn and LongRope).
   double attention_factor() const noexcept { return frequencies_.attention_factor; }
-  const Table<T>& table() const noexcept { return table_; }
+  const Table<Compute>& table() const noexcept { return table_; }
 
   /// Rotates a contiguous [tokens][heads][head_size] buffer in place.
   void apply(T* x, std::size_t tokens, std::size_t heads, Positions positions,
-             Direction direction = Direction::forward) const {
-    apply(View<T>::contiguous(x, tokens, heads, head_size_), positions, direction);
+             Direction direction = Direction::forward, const Execution& execution = {}) const {
+    apply(View<T>::contiguous(x, tokens, heads, head_size_), positions, direction, execution);
   }
 
   /// Writes the rotation of contiguous src into contiguous dst, both [tokens][heads][head_size].
   void apply(const T* src, T* dst, std::size_t tokens, std::size_t heads, Positions positions,
-             Direction direction = Direction::forward) const {
+             Direction direction = Direction::forward, const Execution& execution = {}) const {
     apply(View<const T>::contiguous(src, tokens, heads, head_size_),
-          View<T>::contiguous(dst, tokens, heads, head_size_), positions, direction);
+          View<T>::contiguous(dst, tokens, heads, head_size_), positions, direction, execution);
   }
 
   /// Rotates the heads of a strided view in place.
-  void apply(View<T> x, Positions positions, Direction direction = Direction::forward) const {
-    apply(View<const T>(x), x, positions, direction);
+  void apply(View<T> x, Positions positions, Direction direction = Direction::forward,
+             const Execution& execution = {}) const {
+    apply(View<const T>(x), x, positions, direction, execution);
   }
 
   /// Writes the rotation of src into dst: same tokens and heads, any strides. dst may be src
   /// (in place); other overlaps of src and dst are not allowed.
   void apply(View<const T> src, View<T> dst, Positions positions,
-             Direction direction = Direction::forward) const {
+             Direction direction = Direction::forward, const Execution& execution = {}) const {
+    apply(src, dst, positions, TokenRange{0, src.tokens()}, direction, execution);
+  }
+
+  /// Rotates only the tokens [range.first, range.last) of src into dst (token t still at
+  /// positions[t]): the entry point for an engine that splits a batch over its own threads.
+  /// Throws std::out_of_range if the range is not inside the batch.
+  void apply(View<const T> src, View<T> dst, Positions positions, TokenRange range,
+             Direction direction = Direction::forward, const Execution& execution = {}) const {
     detail::check_view("src", src, head_size_);
     detail::check_view("dst", dst, head_size_);
     detail::check_same_shape(src, dst);
-    detail::check_positions(positions, src.tokens());
+    detail::check_range(range, src.tokens());
     const detail::Job<T> job{src, dst};
-    run(&job, 1, src.tokens(), positions, direction);
+    run(&job, 1, range, positions, direction, execution);
   }
 
   /// Rotates queries and keys of the same tokens in place in one pass: each token's table row
   /// is read once for all heads of both. q and k may have different head counts (grouped-query
   /// attention) and different strides.
-  void apply_qk(View<T> q, View<T> k, Positions positions,
-                Direction direction = Direction::forward) const {
+  void apply_qk(View<T> q, View<T> k, Positions positions, Direction direction = Direction::forward,
+                const Execution& execution = {}) const {
+    apply_qk(q, k, positions, TokenRange{0, q.tokens()}, direction, execution);
+  }
+
+  /// apply_qk for the tokens [range.first, range.last) only.
+  void apply_qk(View<T> q, View<T> k, Positions positions, TokenRange range,
+                Direction direction = Direction::forward, const Execution& execution = {}) const {
     detail::check_view("q", q, head_size_);
     detail::check_view("k", k, head_size_);
     if (q.tokens() != k.tokens()) {
       ROPE_THROW(std::invalid_argument, "rope: q has " + std::to_string(q.tokens()) +
                                             " tokens but k has " + std::to_string(k.tokens()));
     }
-    detail::check_positions(positions, q.tokens());
+    detail::check_range(range, q.tokens());
     const detail::Job<T> jobs[2] = {{q, q}, {k, k}};
-    run(jobs, 2, q.tokens(), positions, direction);
+    run(jobs, 2, range, positions, direction, execution);
   }
 
   /// Returns one head (any Eigen vector expression of head_size T) rotated to `position`.
@@ -193,43 +215,62 @@ class Rotary {
     }
   }
 
-  // Chooses the kernel for the layout and direction once per call, and the position reader
-  // once per call; the loops inside see neither choice.
-  void run(const detail::Job<T>* jobs, std::size_t job_count, std::size_t tokens,
-           const Positions& positions, Direction direction) const {
-    if (direction == Direction::forward) {
-      run<Direction::forward>(jobs, job_count, tokens, positions);
-    } else {
-      run<Direction::inverse>(jobs, job_count, tokens, positions);
+  // Checks the positions (and streaming's requirements), then splits the tokens over threads.
+  void run(const detail::Job<T>* jobs, std::size_t job_count, TokenRange range,
+           const Positions& positions, Direction direction, const Execution& execution) const {
+    const std::int64_t largest = detail::check_positions(positions, range);
+    std::size_t bytes = 0;
+    for (std::size_t i = 0; i < job_count; ++i) {
+      if (execution.streaming_stores) detail::check_streaming(jobs[i].src, jobs[i].dst);
+      bytes += 2 * jobs[i].src.heads() * head_size_ * sizeof(T);
     }
+    const std::size_t parts = detail::thread_count(execution, range.last - range.first,
+                                                   bytes * (range.last - range.first));
+    // Rows of positions past the table are computed into scratch, one row per part.
+    std::vector<Compute> scratch;
+    if (largest >= 0 && static_cast<std::size_t>(largest) >= table_.positions()) {
+      scratch.resize(parts * rotary_dim_);
+    }
+    detail::for_each_part(range, parts, [&](std::size_t part, TokenRange tokens) {
+      Compute* row = scratch.empty() ? nullptr : scratch.data() + part * rotary_dim_;
+      if (direction == Direction::forward) {
+        run<Direction::forward>(jobs, job_count, tokens, positions, execution, row);
+      } else {
+        run<Direction::inverse>(jobs, job_count, tokens, positions, execution, row);
+      }
+    });
   }
 
+  // Chooses the kernel for the direction, stores and head size once per part; the loops inside
+  // see none of these choices.
   template <Direction D>
-  void run(const detail::Job<T>* jobs, std::size_t job_count, std::size_t tokens,
-           const Positions& positions) const {
-    if (rotary_dim_ == head_size_) {
-      run<D, Dim == Eigen::Dynamic ? Eigen::Dynamic : Dim / 2>(jobs, job_count, tokens, positions);
-    } else {
-      run<D, Eigen::Dynamic>(jobs, job_count, tokens, positions);
+  void run(const detail::Job<T>* jobs, std::size_t job_count, TokenRange tokens,
+           const Positions& positions, const Execution& execution, Compute* scratch) const {
+    constexpr int kHalf = Dim == Eigen::Dynamic ? Eigen::Dynamic : Dim / 2;
+    constexpr auto ordinary = detail::Stores::ordinary, streaming = detail::Stores::streaming;
+    const bool whole = rotary_dim_ == head_size_;
+    if (execution.streaming_stores) {
+      if (whole) return run<D, kHalf, streaming>(jobs, job_count, tokens, positions, scratch);
+      return run<D, Eigen::Dynamic, streaming>(jobs, job_count, tokens, positions, scratch);
     }
+    if (whole) return run<D, kHalf, ordinary>(jobs, job_count, tokens, positions, scratch);
+    run<D, Eigen::Dynamic, ordinary>(jobs, job_count, tokens, positions, scratch);
   }
 
   // Half: rotary_dim/2 when known at compile time (the whole of a fixed-size head), else Dynamic.
-  template <Direction D, int Half>
-  void run(const detail::Job<T>* jobs, std::size_t job_count, std::size_t tokens,
-           const Positions& positions) const {
+  template <Direction D, int Half, detail::Stores W>
+  void run(const detail::Job<T>* jobs, std::size_t job_count, TokenRange tokens,
+           const Positions& positions, Compute* scratch) const {
     const detail::Slice slice{rotary_offset_, rotary_dim_, head_size_};
-    std::vector<T> computed;  // the row of a position past the table, made when needed
     positions.visit([&](auto position_of) {
-      const auto row_of = [&](std::size_t t) {
+      const auto row_of = [&](std::size_t t) -> const Compute* {
         const auto m = static_cast<std::size_t>(position_of(t));
         if (m < table_.positions()) return table_.row(m);
-        computed.resize(rotary_dim_);
-        Table<T>::compute_row(layout(), frequencies_.theta, static_cast<double>(m), computed.data(),
-                              frequencies_.attention_factor, angles_);
-        return static_cast<const T*>(computed.data());
+        Table<Compute>::compute_row(layout(), frequencies_.theta, static_cast<double>(m), scratch,
+                                    frequencies_.attention_factor, angles_);
+        return scratch;
       };
-      detail::rotate_layout<Half, D>(layout(), row_of, jobs, job_count, tokens, slice);
+      detail::rotate_layout<Half, D, W>(layout(), row_of, jobs, job_count, tokens, slice);
     });
   }
 
@@ -238,7 +279,7 @@ class Rotary {
   std::size_t rotary_offset_;
   double base_;
   Frequencies frequencies_;
-  Table<T> table_;
+  Table<Compute> table_;
   Angles angles_;
 };
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include <rope/config.hpp>
+#include <rope/execution.hpp>
 #include <rope/positions.hpp>
 #include <rope/view.hpp>
 
@@ -88,13 +89,47 @@ inline void check_position(std::int64_t position, std::size_t token) {
   }
 }
 
-inline void check_positions(const Positions& positions, std::size_t tokens) {
+// Checks the positions of tokens [range.first, range.last) and returns the largest (−1 for an
+// empty range).
+inline std::int64_t check_positions(const Positions& positions, TokenRange range) {
   if (positions.is_null()) {
     ROPE_THROW(std::invalid_argument, "rope: positions is a null pointer");
   }
+  std::int64_t largest = -1;
   positions.visit([&](auto position_of) {
-    for (std::size_t t = 0; t < tokens; ++t) check_position(position_of(t), t);
+    for (std::size_t t = range.first; t < range.last; ++t) {
+      const std::int64_t position = position_of(t);
+      check_position(position, t);
+      largest = std::max(largest, position);
+    }
   });
+  return largest;
+}
+
+inline void check_range(TokenRange range, std::size_t tokens) {
+  if (range.first > range.last || range.last > tokens) {
+    ROPE_THROW(std::out_of_range, "rope: token range [" + str(range.first) + ", " +
+                                      str(range.last) + ") is not inside the " + str(tokens) +
+                                      " tokens of the batch");
+  }
+}
+
+/// Streaming stores write whole cache lines: dst must start on one.
+inline constexpr std::size_t kStreamingAlignment = 64;
+
+template <class T>
+void check_streaming(const View<const T>& src, const View<T>& dst) {
+  if (src.data() == dst.data()) {
+    ROPE_THROW(std::invalid_argument,
+               "rope: streaming stores are for out-of-place calls, but src and dst are the same "
+               "buffer");
+  }
+  const auto misalignment = reinterpret_cast<std::uintptr_t>(dst.data()) % kStreamingAlignment;
+  if (misalignment != 0) {
+    ROPE_THROW(std::invalid_argument, "rope: streaming stores need dst aligned to " +
+                                          str(kStreamingAlignment) + " bytes, but dst is " +
+                                          str(misalignment) + " bytes past a boundary");
+  }
 }
 
 }  // namespace rope::detail

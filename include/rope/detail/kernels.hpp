@@ -9,6 +9,12 @@
 // registers once and rotates that chunk of every head against it (docs/design.md has the
 // measurements that chose this over one head at a time). A kernel reads each part of a head
 // before it writes that part, so src and dst may be the same memory (in place).
+//
+// T is the stored type; the arithmetic is in C = compute_t<T>: T itself for float and double,
+// float for Eigen::half and Eigen::bfloat16, whose values are widened on load and rounded to
+// nearest even on store (simd::load, simd::store). The table row is always of C.
+//
+// Stores is Stores::ordinary, or Stores::streaming for non-temporal stores (out of place only).
 #pragma once
 
 #include <algorithm>
@@ -19,13 +25,26 @@
 #include <Eigen/Core>
 
 #include <rope/detail/packet.hpp>
+#include <rope/execution.hpp>
 #include <rope/layout.hpp>
+#include <rope/scalar.hpp>
 #include <rope/table.hpp>
 #include <rope/view.hpp>
 
 namespace rope::detail {
 
 using Eigen::Index;
+
+enum class Stores { ordinary, streaming };
+
+template <Stores W, class T, class P>
+void put(T* to, const P& value) {
+  if constexpr (W == Stores::streaming) {
+    simd::store_streaming(to, value);
+  } else {
+    simd::store(to, value);
+  }
+}
 
 // The heads of one token: head n is read at src + n·src_stride, written at dst + n·dst_stride.
 template <class T>
@@ -56,10 +75,10 @@ Index for_each_chunk(Index h, Index j, const Chunk& chunk) {
 //   y = [ a·c − b·s           | b·c + a·s           ]      lane by lane: no shuffle
 
 // Pairs [j, j + N·L) of every head, N registers of cos and N of sin held across the heads.
-template <int N, Direction D, class T>
-void half_split_chunk(const TokenHeads<T>& heads, const T* row, Index h, Index j) {
-  using P = simd::Packet<T>;
-  constexpr Index L = simd::kLanes<T>;
+template <int N, Direction D, Stores W, class T>
+void half_split_chunk(const TokenHeads<T>& heads, const compute_t<T>* row, Index h, Index j) {
+  using P = simd::Packet<compute_t<T>>;
+  constexpr Index L = simd::kLanes<compute_t<T>>;
   P c[N], s[N];
   for (int k = 0; k < N; ++k) {
     c[k] = simd::load<P>(row + j + k * L);
@@ -74,28 +93,29 @@ void half_split_chunk(const TokenHeads<T>& heads, const T* row, Index h, Index j
     for (int k = 0; k < N; ++k) {
       const Index i = j + k * L;
       const P a = simd::load<P>(x + i), b = simd::load<P>(x + h + i);
-      simd::store(y + i, simd::sub(simd::mul(a, c[k]), simd::mul(b, s[k])));
-      simd::store(y + h + i, simd::add(simd::mul(b, c[k]), simd::mul(a, s[k])));
+      put<W>(y + i, simd::sub(simd::mul(a, c[k]), simd::mul(b, s[k])));
+      put<W>(y + h + i, simd::add(simd::mul(b, c[k]), simd::mul(a, s[k])));
     }
   }
 }
 
 // Half is h when the head size is fixed at compile time (loop bounds become constants).
-template <int Half, Direction D, class T>
-void rotate_half_split(const TokenHeads<T>& heads, const T* row, Index half) {
+template <int Half, Direction D, Stores W, class T>
+void rotate_half_split(const TokenHeads<T>& heads, const compute_t<T>* row, Index half) {
+  using C = compute_t<T>;
   const Index h = Half == Eigen::Dynamic ? half : Half;
   // Main part: cos and sin registers take at most half the register file.
-  const Index done = for_each_chunk<simd::kRegisters / 4, simd::kLanes<T>>(
-      h, 0, [&](auto n, Index j) { half_split_chunk<decltype(n)::value, D>(heads, row, h, j); });
+  const Index done = for_each_chunk<simd::kRegisters / 4, simd::kLanes<C>>(
+      h, 0, [&](auto n, Index j) { half_split_chunk<decltype(n)::value, D, W>(heads, row, h, j); });
   // Remainder: the last h mod kLanes pairs, one at a time.
   for (std::size_t n = 0; n < heads.count && done < h; ++n) {
     const T* x = heads.src + n * heads.src_stride;
     T* y = heads.dst + n * heads.dst_stride;
     for (Index j = done; j < h; ++j) {
-      const T a = x[j], b = x[h + j];
-      const T c = row[j], s = D == Direction::forward ? row[h + j] : -row[h + j];
-      y[j] = a * c - b * s;
-      y[h + j] = b * c + a * s;
+      const C a = C(x[j]), b = C(x[h + j]);
+      const C c = row[j], s = D == Direction::forward ? row[h + j] : -row[h + j];
+      y[j] = T(a * c - b * s);
+      y[h + j] = T(b * c + a * s);
     }
   }
 }
@@ -109,17 +129,17 @@ void rotate_half_split(const TokenHeads<T>& heads, const T* row, Index half) {
 //   y = [a0 a0 a1 a1 ..]·[c0 s0 c1 s1 ..]  ∓±  [b0 b0 b1 b1 ..]·[s0 c0 s1 c1 ..]
 //     = [a0·c0 − b0·s0,  a0·s0 + b0·c0, ..]
 //
-// std::complex<T> has the size and alignment of T[2], so a head of T read as complex pairs
-// needs no more alignment than T (docs/design.md).
+// simd::load reads a register of complex pairs from the head's T values (std::complex<C> has
+// the size and alignment of C[2]), so a head needs no more alignment than T (docs/design.md).
 
 // Pairs [j, j + N·L) of every head, N registers of e^{iφ} held across the heads.
-template <int N, Direction D, class T>
-void interleaved_chunk(const TokenHeads<T>& heads, const std::complex<T>* row, Index j) {
-  using Z = simd::ComplexPacket<T>;
-  constexpr Index L = simd::kLanes<std::complex<T>>;
+template <int N, Direction D, Stores W, class T>
+void interleaved_chunk(const TokenHeads<T>& heads, const compute_t<T>* row, Index j) {
+  using Z = simd::ComplexPacket<compute_t<T>>;
+  constexpr Index L = simd::kLanes<std::complex<compute_t<T>>>;
   Z e[N];
   for (int k = 0; k < N; ++k) {
-    e[k] = simd::load<Z>(row + j + k * L);
+    e[k] = simd::load<Z>(row + 2 * (j + k * L));
     if constexpr (D == Direction::inverse) e[k] = simd::conjugate(e[k]);
   }
   // Locals, not heads.*: the stores below may alias any memory, which would force a reload.
@@ -127,31 +147,29 @@ void interleaved_chunk(const TokenHeads<T>& heads, const std::complex<T>* row, I
   const T* x = heads.src;
   T* y = heads.dst;
   for (std::size_t n = heads.count; n > 0; --n, x += src_stride, y += dst_stride) {
-    const auto* z = reinterpret_cast<const std::complex<T>*>(x);
-    auto* w = reinterpret_cast<std::complex<T>*>(y);
     for (int k = 0; k < N; ++k) {
-      const Index i = j + k * L;
-      simd::store(w + i, simd::mul(simd::load<Z>(z + i), e[k]));
+      const Index i = 2 * (j + k * L);  // pair j + k·L starts at coordinate i
+      put<W>(y + i, simd::mul(simd::load<Z>(x + i), e[k]));
     }
   }
 }
 
-template <int Half, Direction D, class T>
-void rotate_interleaved(const TokenHeads<T>& heads, const T* row, Index half) {
+template <int Half, Direction D, Stores W, class T>
+void rotate_interleaved(const TokenHeads<T>& heads, const compute_t<T>* row, Index half) {
+  using C = compute_t<T>;
   const Index h = Half == Eigen::Dynamic ? half : Half;
   // Main part: e^{iφ} registers take at most half the register file.
-  const auto* e = reinterpret_cast<const std::complex<T>*>(row);
-  const Index done = for_each_chunk<simd::kRegisters / 2, simd::kLanes<std::complex<T>>>(
-      h, 0, [&](auto n, Index j) { interleaved_chunk<decltype(n)::value, D>(heads, e, j); });
+  const Index done = for_each_chunk<simd::kRegisters / 2, simd::kLanes<std::complex<C>>>(
+      h, 0, [&](auto n, Index j) { interleaved_chunk<decltype(n)::value, D, W>(heads, row, j); });
   // Remainder: pairs not covered by whole registers, one at a time.
   for (std::size_t n = 0; n < heads.count && done < h; ++n) {
     const T* x = heads.src + n * heads.src_stride;
     T* y = heads.dst + n * heads.dst_stride;
     for (Index j = done; j < h; ++j) {
-      const T a = x[2 * j], b = x[2 * j + 1];
-      const T c = row[2 * j], s = D == Direction::forward ? row[2 * j + 1] : -row[2 * j + 1];
-      y[2 * j] = a * c - b * s;
-      y[2 * j + 1] = b * c + a * s;
+      const C a = C(x[2 * j]), b = C(x[2 * j + 1]);
+      const C c = row[2 * j], s = D == Direction::forward ? row[2 * j + 1] : -row[2 * j + 1];
+      y[2 * j] = T(a * c - b * s);
+      y[2 * j + 1] = T(b * c + a * s);
     }
   }
 }
@@ -189,10 +207,10 @@ void copy_outside_slice(const Job<T>& job, std::size_t t, const Slice& slice) {
 // Out of place, the coordinates outside the slice are copied from src to dst in the same pass.
 template <class Kernel, class T, class RowOf>
 void rotate_tokens(Kernel kernel, RowOf row_of, const Job<T>* jobs, std::size_t job_count,
-                   std::size_t tokens, const Slice& slice) {
+                   TokenRange tokens, const Slice& slice) {
   const bool whole_head = slice.rotary_dim == slice.head_size;
-  for (std::size_t t = 0; t < tokens; ++t) {
-    const T* row = row_of(t);
+  for (std::size_t t = tokens.first; t < tokens.last; ++t) {
+    const compute_t<T>* row = row_of(t);
     for (std::size_t i = 0; i < job_count; ++i) {
       const Job<T>& job = jobs[i];
       if (job.src.heads() == 0) continue;
@@ -206,23 +224,25 @@ void rotate_tokens(Kernel kernel, RowOf row_of, const Job<T>* jobs, std::size_t 
 }
 
 // Rotates every job with the kernel of `layout`, for a slice of slice.rotary_dim coordinates;
-// Half is rotary_dim/2 when fixed at compile time, else Eigen::Dynamic. Called once per call:
-// the layout and direction are chosen here, outside every loop.
-template <int Half, Direction D, class T, class RowOf>
+// Half is rotary_dim/2 when fixed at compile time, else Eigen::Dynamic. Called once per call
+// (per thread): the layout, direction and kind of store are chosen here, outside every loop.
+template <int Half, Direction D, Stores W, class T, class RowOf>
 void rotate_layout(Layout layout, RowOf row_of, const Job<T>* jobs, std::size_t job_count,
-                   std::size_t tokens, const Slice& slice) {
+                   TokenRange tokens, const Slice& slice) {
+  using C = compute_t<T>;
   const auto half = static_cast<Index>(slice.rotary_dim / 2);
   if (layout == Layout::interleaved) {
-    const auto kernel = [half](const TokenHeads<T>& heads, const T* row) {
-      rotate_interleaved<Half, D>(heads, row, half);
+    const auto kernel = [half](const TokenHeads<T>& heads, const C* row) {
+      rotate_interleaved<Half, D, W>(heads, row, half);
     };
     rotate_tokens(kernel, row_of, jobs, job_count, tokens, slice);
   } else {
-    const auto kernel = [half](const TokenHeads<T>& heads, const T* row) {
-      rotate_half_split<Half, D>(heads, row, half);
+    const auto kernel = [half](const TokenHeads<T>& heads, const C* row) {
+      rotate_half_split<Half, D, W>(heads, row, half);
     };
     rotate_tokens(kernel, row_of, jobs, job_count, tokens, slice);
   }
+  if constexpr (W == Stores::streaming) simd::fence();
 }
 
 }  // namespace rope::detail

@@ -1,17 +1,28 @@
-// The only file that touches Eigen's packet layer (Eigen::internal): SIMD registers of T or of
-// std::complex<T>, and the handful of operations the kernels need, each under a plain name.
+// The only file that touches Eigen's packet layer (Eigen::internal): SIMD registers of float,
+// double or their std::complex, and the handful of operations the kernels need, each under a
+// plain name.
 //
 // These are Eigen internals, not its public API: they are pinned to Eigen 3.4 by the build, and
 // each is tested alone (tests/packet_test.cpp), because some generic fallbacks of the packet
 // layer are silently the identity for types they were not written for.
 //
+// load and store also convert: a register of float loaded from Eigen::half or Eigen::bfloat16
+// memory is widened on the way in and rounded to nearest even on the way out (one instruction
+// each with F16C or AVX-512; element by element where Eigen has no vectorised cast).
+//
 // Without SIMD (EIGEN_DONT_VECTORIZE, or a target Eigen does not vectorise) every packet is a
-// single T or std::complex<T>, and the same kernels run as plain scalar loops.
+// single float, double or complex, and the same kernels run as plain scalar loops.
 #pragma once
 
 #include <complex>
+#include <cstdint>
+#include <type_traits>
 
 #include <Eigen/Core>
+
+#if defined(__SSE2__) || defined(__AVX__) || defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 namespace rope::detail::simd {
 
@@ -31,16 +42,151 @@ inline constexpr Eigen::Index kLanes = Eigen::internal::packet_traits<T>::size;
 /// keep in registers across a loop.
 inline constexpr int kRegisters = EIGEN_ARCH_DEFAULT_NUMBER_OF_REGISTERS;
 
-/// Loads kLanes<T> values from any address (no alignment needed).
-template <class P, class T>
-P load(const T* from) {
-  return Eigen::internal::ploadu<P>(from);
+/// The element type of a packet: float, double or std::complex of one.
+template <class P>
+using Element = typename Eigen::internal::unpacket_traits<P>::type;
+
+/// The real type under an element: float for float and std::complex<float>.
+template <class E>
+using Real = typename Eigen::NumTraits<E>::Real;
+
+/// Values of the real type a packet holds (a complex lane holds two).
+template <class P>
+constexpr int values_in() {
+  const int lanes = Eigen::internal::unpacket_traits<P>::size;
+  return Eigen::NumTraits<Element<P>>::IsComplex ? 2 * lanes : lanes;
+}
+template <class P>
+inline constexpr int kValues = values_in<P>();
+
+/// True when Eigen converts a register of S to a register of R lane for lane (half: F16C or
+/// AVX-512; bfloat16: AVX or AVX-512), and back.
+template <class S, class R>
+constexpr bool casts_in_registers() {
+  using Eigen::internal::type_casting_traits;
+  const bool both_ways =
+      type_casting_traits<S, R>::VectorizedCast && type_casting_traits<R, S>::VectorizedCast;
+  const bool same_lanes = kLanes<S> == kLanes<R> && kLanes<R> > 1;
+  return both_ways && Eigen::internal::packet_traits<S>::Vectorizable && same_lanes;
+}
+template <class S, class R>
+inline constexpr bool kCastsInRegisters = casts_in_registers<S, R>();
+
+/// Loads the kValues<P> values at `from` (any alignment) into a packet P of float, double or
+/// their complex. S is the stored type: the packet's real type, or Eigen::half / bfloat16
+/// widened to float.
+template <class P, class S>
+P load(const S* from) {
+  using E = Element<P>;
+  using R = Real<E>;
+  if constexpr (std::is_same_v<S, E>) {
+    return Eigen::internal::ploadu<P>(from);
+  } else if constexpr (std::is_same_v<S, R>) {
+    return Eigen::internal::ploadu<P>(reinterpret_cast<const E*>(from));
+  } else if constexpr (kCastsInRegisters<S, R> && kValues<P> == kLanes<R>) {
+    const Packet<R> wide =
+        Eigen::internal::pcast<Packet<S>, Packet<R>>(Eigen::internal::ploadu<Packet<S>>(from));
+    if constexpr (Eigen::NumTraits<E>::IsComplex) {
+      return P(wide);
+    } else {
+      return wide;
+    }
+  } else {
+    alignas(64) R values[kValues<P>];
+    for (int i = 0; i < kValues<P>; ++i) values[i] = static_cast<R>(from[i]);
+    return Eigen::internal::ploadu<P>(reinterpret_cast<const E*>(values));
+  }
 }
 
-/// Stores a register's lanes to any address (no alignment needed).
-template <class T, class P>
-void store(T* to, const P& value) {
-  Eigen::internal::pstoreu(to, value);
+/// Stores a packet's kValues<P> values at `to` (any alignment), rounded to nearest even when S
+/// is narrower than the packet's real type.
+template <class S, class P>
+void store(S* to, const P& value) {
+  using E = Element<P>;
+  using R = Real<E>;
+  if constexpr (std::is_same_v<S, E>) {
+    Eigen::internal::pstoreu(to, value);
+  } else if constexpr (std::is_same_v<S, R>) {
+    Eigen::internal::pstoreu(reinterpret_cast<E*>(to), value);
+  } else if constexpr (kCastsInRegisters<S, R> && kValues<P> == kLanes<R>) {
+    if constexpr (Eigen::NumTraits<E>::IsComplex) {
+      Eigen::internal::pstoreu(to, Eigen::internal::pcast<Packet<R>, Packet<S>>(value.v));
+    } else {
+      Eigen::internal::pstoreu(to, Eigen::internal::pcast<Packet<R>, Packet<S>>(value));
+    }
+  } else {
+    alignas(64) R values[kValues<P>];
+    Eigen::internal::pstoreu(reinterpret_cast<E*>(values), value);
+    for (int i = 0; i < kValues<P>; ++i) to[i] = static_cast<S>(values[i]);
+  }
+}
+
+namespace streaming {
+// A non-temporal store of one register to an address aligned to its size. Overloads exist for
+// the register types of the x86 SIMD levels; anything else falls back to an ordinary store.
+#if defined(__AVX512F__)
+inline void put(void* to, __m512 v) { _mm512_stream_ps(static_cast<float*>(to), v); }
+inline void put(void* to, __m512d v) { _mm512_stream_pd(static_cast<double*>(to), v); }
+#endif
+#if defined(__AVX__)
+inline void put(void* to, __m256 v) { _mm256_stream_ps(static_cast<float*>(to), v); }
+inline void put(void* to, __m256d v) { _mm256_stream_pd(static_cast<double*>(to), v); }
+inline void put(void* to, __m256i v) { _mm256_stream_si256(static_cast<__m256i*>(to), v); }
+#endif
+#if defined(__SSE2__)
+inline void put(void* to, __m128 v) { _mm_stream_ps(static_cast<float*>(to), v); }
+inline void put(void* to, __m128d v) { _mm_stream_pd(static_cast<double*>(to), v); }
+inline void put(void* to, __m128i v) { _mm_stream_si128(static_cast<__m128i*>(to), v); }
+#endif
+template <class Register>
+constexpr bool has_put(...) {
+  return false;
+}
+template <class Register, class = decltype(put(nullptr, std::declval<Register>()))>
+constexpr bool has_put(int) {
+  return true;
+}
+}  // namespace streaming
+
+/// Like store, but with a non-temporal (streaming) store when `to` is aligned to the register:
+/// the data goes to memory without first being read into the cache. Call fence() after the
+/// last one, before other threads read the data.
+template <class S, class P>
+void store_streaming(S* to, const P& value) {
+  using E = Element<P>;
+  using R = Real<E>;
+  constexpr bool same = std::is_same_v<S, R>;
+  if constexpr (kLanes < R >> 1 && (same || (kCastsInRegisters<S, R> && kValues<P> == kLanes<R>))) {
+    const Packet<R> real = [&] {
+      if constexpr (Eigen::NumTraits<E>::IsComplex) {
+        return value.v;
+      } else {
+        return value;
+      }
+    }();
+    const auto raw = [&] {
+      if constexpr (same) {
+        return real;
+      } else {
+        return Eigen::internal::pcast<Packet<R>, Packet<S>>(real);
+      }
+    }();
+    using Register = std::decay_t<decltype(raw)>;
+    if constexpr (streaming::has_put<Register>(0)) {
+      if (reinterpret_cast<std::uintptr_t>(to) % sizeof(Register) == 0) {
+        streaming::put(to, raw);
+        return;
+      }
+    }
+  }
+  store(to, value);
+}
+
+/// Orders earlier streaming stores before later stores (sfence); nothing without SSE.
+inline void fence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
 }
 
 /// Lane-wise a·b, a + b, a − b; complex lanes multiply as complex numbers.
