@@ -1,15 +1,17 @@
-// Layout comparison: rope's kernels against the memory-bandwidth limit and the scalar loop.
+// The benchmark suite: rope's kernels against the memory-bandwidth limit and the scalar loop, over
+// the shapes of real models, both layouts, four element types, in place, out of place, fused
+// q+k, two threads and streaming stores.
 //
-// Cost model, per element of q/k rotated in place: one load and one store of T (2·sizeof(T)
-// bytes), plus the token's table row (d values of T, read once for all 40 heads of the token);
-// 3 flops (a pair takes 4 multiplies and 2 additions). At 3 flops per 8 bytes (float) RoPE is
-// bound by memory bandwidth, so the yardstick, "the limit", is a vectorised pass over the same
-// bytes: x[i] *= k in place, dst[i] = src[i] out of place. glibc memcpy is shown beside it; on
-// shared virtual machines it is erratic at small sizes, so no ratio is taken against it.
+// Cost model, per element rotated: one load and one store of T (2·sizeof(T) bytes), plus the
+// token's table row (read once for all heads of the token); 3 flops (a pair takes 4 multiplies
+// and 2 additions). At 3 flops per 8 bytes (float) RoPE is bound by memory bandwidth, so the
+// yardstick, "the limit", is a vectorised pass over the same bytes: x[i] *= k in place, a copy
+// loop out of place. glibc memcpy and a streaming-store copy are shown beside them; memcpy is
+// erratic at small sizes on shared virtual machines, so no ratio is taken against it.
 //
-// Shape: head size 128, 32 query + 8 key heads (Llama 3 8B); 1 token (a decode step, at position
-// 4000) and 512 tokens (a prefill, positions 0..511). The table prints the median of the
-// repetitions and time ratios between kernels of the same run.
+// Benchmark names are kernel[/layout]/dtype/shape, e.g. apply/half_split/float/d128x40/t512.
+// The summary table at the end takes the median of the repetitions and divides times of the
+// same run; bench/plot_performance.py draws the same ratios from --benchmark_out JSON.
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -18,13 +20,14 @@
 #include <cstring>
 #include <map>
 #include <numeric>
-#include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <Eigen/Core>
 #include <benchmark/benchmark.h>
 
+#include <rope/detail/packet.hpp>
 #include <rope/rope.hpp>
 
 #include "scalar_kernels.hpp"
@@ -33,200 +36,307 @@ namespace {
 
 using rope::Layout;
 
-constexpr std::size_t kHeadSize = 128, kHeads = 32 + 8, kTablePositions = 8192;
-constexpr std::int64_t kDecodePosition = 4000;
-const std::size_t kTokens[] = {1, 512};
+// Llama 3 8B (32 query + 8 key heads of 128) from a decode step to a long prefill; a small-head
+// and a large-head model at 512 tokens.
+struct Shape {
+  std::size_t head_size, q_heads, k_heads, tokens;
+  std::size_t heads() const { return q_heads + k_heads; }
+  std::size_t elements() const { return tokens * heads() * head_size; }
+  std::string name() const {
+    return "d" + std::to_string(head_size) + "x" + std::to_string(heads()) + "/t" +
+           std::to_string(tokens);
+  }
+};
+const Shape kShapes[] = {{128, 32, 8, 1},    {128, 32, 8, 16}, {128, 32, 8, 512},
+                         {128, 32, 8, 4096}, {64, 32, 0, 512}, {256, 8, 0, 512}};
 const Layout kLayouts[] = {Layout::interleaved, Layout::half_split};
+constexpr std::size_t kTablePositions = 8192;
+constexpr std::int64_t kDecodePosition = 4000;
 
 template <class T>
 const char* type_name() {
-  return sizeof(T) == 4 ? "float" : "double";
+  if constexpr (std::is_same_v<T, float>) return "float";
+  if constexpr (std::is_same_v<T, double>) return "double";
+  if constexpr (std::is_same_v<T, Eigen::half>) return "half";
+  return "bfloat16";
 }
 
 template <class T>
 using Buffer = std::vector<T, Eigen::aligned_allocator<T>>;
 
-// The q/k heads of `tokens` tokens, a second buffer for out-of-place runs, and the positions.
+// Values in [−1, 1) from a cheap generator: the DRAM shapes fill 20 M elements per buffer.
 template <class T>
-struct Batch {
-  explicit Batch(std::size_t token_count)
-      : tokens(token_count),
-        size(tokens * kHeads * kHeadSize),
-        x(size),
-        y(size),
-        positions(tokens) {
-    std::mt19937 rng(1);
-    std::uniform_real_distribution<double> uniform(-1.0, 1.0);
-    for (T& v : x) v = static_cast<T>(uniform(rng));
-    if (tokens == 1) {
-      positions[0] = kDecodePosition;
-    } else {
-      std::iota(positions.begin(), positions.end(), std::int64_t{0});
-    }
+Buffer<T> filled(std::size_t n, std::uint32_t seed) {
+  Buffer<T> v(n);
+  std::uint32_t state = seed;
+  for (T& x : v) {
+    state = state * 1664525U + 1013904223U;
+    x = static_cast<T>(float(state >> 8) * (2.0F / 16777216.0F) - 1.0F);
   }
-  // Bytes a pass reads and writes: each element once each way.
-  std::int64_t bytes() const { return std::int64_t(2 * size * sizeof(T)); }
-
-  std::size_t tokens, size;
-  Buffer<T> x, y;
-  std::vector<std::int64_t> positions;
-};
-
-template <class T>
-void count(benchmark::State& state, const Batch<T>& batch) {
-  state.SetBytesProcessed(state.iterations() * batch.bytes());
-  state.SetItemsProcessed(state.iterations() * std::int64_t(batch.size));
+  return v;
 }
 
+// One token at a decode position, or a prefill at positions 0 .. tokens-1.
+std::vector<std::int64_t> positions_for(const Shape& shape) {
+  std::vector<std::int64_t> positions(shape.tokens);
+  if (shape.tokens == 1) {
+    positions[0] = kDecodePosition;
+  } else {
+    std::iota(positions.begin(), positions.end(), std::int64_t{0});
+  }
+  return positions;
+}
+
+// Bytes a pass reads and writes (each element once each way), elements rotated.
 template <class T>
-rope::Rotary<T, kHeadSize> make_rotary(Layout layout) {
+void count(benchmark::State& state, const Shape& shape) {
+  const auto n = std::int64_t(shape.elements());
+  state.SetBytesProcessed(state.iterations() * 2 * n * std::int64_t(sizeof(T)));
+  state.SetItemsProcessed(state.iterations() * n);
+}
+
+// Calls f(std::integral_constant<int, d>) for the head sizes of kShapes.
+template <class F>
+void with_head_size(std::size_t d, const F& f) {
+  if (d == 64) f(std::integral_constant<int, 64>{});
+  if (d == 128) f(std::integral_constant<int, 128>{});
+  if (d == 256) f(std::integral_constant<int, 256>{});
+}
+
+template <class T, int D>
+rope::Rotary<T, D> make_rotary(Layout layout) {
   rope::Options options;
   options.layout = layout;
   options.max_positions = kTablePositions;
-  return rope::Rotary<T, kHeadSize>(options);
+  return rope::Rotary<T, D>(options);
 }
-
-template <class T>
-using ArrayX = Eigen::Array<T, Eigen::Dynamic, 1>;
 
 // --- baselines -------------------------------------------------------------------------------
 
-// The in-place limit: read and write every element once, x[i] *= k, vectorised by Eigen.
+// The in-place limit: read and write every element once, x[i] *= k, vectorised by Eigen (in
+// float for the 16-bit types: the same bytes, and Eigen's 16-bit products are not vectorised).
 template <class T>
-void limit_in_place(benchmark::State& state, std::size_t tokens) {
-  Batch<T> batch(tokens);
-  Eigen::Map<ArrayX<T>> x(batch.x.data(), Eigen::Index(batch.size));
-  T k = 1;
+void limit_in_place(benchmark::State& state, Shape shape) {
+  using C = rope::compute_t<T>;
+  const std::size_t n = shape.elements() * sizeof(T) / sizeof(C);
+  Buffer<C> x = filled<C>(n, 1);
+  Eigen::Map<Eigen::Array<C, Eigen::Dynamic, 1>> a(x.data(), Eigen::Index(n));
+  C k = 1;
   benchmark::DoNotOptimize(k);  // the compiler may not drop the multiply by a known 1
   for (auto _ : state) {
-    x *= k;
+    a *= k;
     benchmark::ClobberMemory();
   }
-  count(state, batch);
+  count<T>(state, shape);
 }
 
-// The out-of-place limit: a vectorised copy loop.
+// The out-of-place limit: a vectorised copy loop over the same bytes.
 template <class T>
-void limit_copy(benchmark::State& state, std::size_t tokens) {
-  Batch<T> batch(tokens);
-  const Eigen::Map<const ArrayX<T>> src(batch.x.data(), Eigen::Index(batch.size));
-  Eigen::Map<ArrayX<T>> dst(batch.y.data(), Eigen::Index(batch.size));
+void limit_copy(benchmark::State& state, Shape shape) {
+  const std::size_t n = shape.elements() * sizeof(T) / sizeof(float);
+  const Buffer<float> src = filled<float>(n, 1);
+  Buffer<float> dst(n);
+  using Array = Eigen::Array<float, Eigen::Dynamic, 1>;
   for (auto _ : state) {
-    dst = src;
+    Eigen::Map<Array>(dst.data(), Eigen::Index(n)) =
+        Eigen::Map<const Array>(src.data(), Eigen::Index(n));
     benchmark::ClobberMemory();
   }
-  count(state, batch);
+  count<T>(state, shape);
+}
+
+// A copy loop with non-temporal stores: what streaming stores can gain on DRAM-sized buffers.
+template <class T>
+void stream_copy(benchmark::State& state, Shape shape) {
+  namespace simd = rope::detail::simd;
+  using P = simd::Packet<float>;
+  constexpr std::size_t L = std::size_t(simd::kLanes<float>);
+  const std::size_t n = shape.elements() * sizeof(T) / sizeof(float);
+  const Buffer<float> src = filled<float>(n, 1);
+  Buffer<float> dst(n);
+  for (auto _ : state) {
+    std::size_t i = 0;
+    for (; i + L <= n; i += L) simd::store_streaming(dst.data() + i, simd::load<P>(src.data() + i));
+    for (; i < n; ++i) dst[i] = src[i];
+    simd::fence();
+    benchmark::ClobberMemory();
+  }
+  count<T>(state, shape);
 }
 
 template <class T>
-void glibc_memcpy(benchmark::State& state, std::size_t tokens) {
-  Batch<T> batch(tokens);
+void glibc_memcpy(benchmark::State& state, Shape shape) {
+  const Buffer<T> src = filled<T>(shape.elements(), 1);
+  Buffer<T> dst(shape.elements());
   for (auto _ : state) {
-    std::memcpy(batch.y.data(), batch.x.data(), batch.size * sizeof(T));
+    std::memcpy(dst.data(), src.data(), shape.elements() * sizeof(T));
     benchmark::ClobberMemory();
   }
-  count(state, batch);
+  count<T>(state, shape);
 }
 
 // rope::reference's loops, not auto-vectorised, reading separate cos and sin tables.
 template <class T>
-void scalar(benchmark::State& state, Layout layout, std::size_t tokens) {
-  Batch<T> batch(tokens);
-  const auto rot = make_rotary<T>(Layout::half_split);  // rows [cos | sin]: split them
-  Buffer<T> cos(kTablePositions * kHeadSize / 2), sin(cos.size());
-  for (std::size_t m = 0; m < kTablePositions; ++m) {
-    std::copy_n(rot.table().row(m), kHeadSize / 2, cos.data() + m * kHeadSize / 2);
-    std::copy_n(rot.table().row(m) + kHeadSize / 2, kHeadSize / 2, sin.data() + m * kHeadSize / 2);
-  }
+void scalar(benchmark::State& state, Layout layout, Shape shape) {
+  const std::size_t d = shape.head_size, h = d / 2;
+  Buffer<T> x = filled<T>(shape.elements(), 1);
+  const auto positions = positions_for(shape);
+  Buffer<T> cos(kTablePositions * h), sin(cos.size());
+  with_head_size(d, [&](auto dim) {
+    const auto rot = make_rotary<T, decltype(dim)::value>(Layout::half_split);  // rows [cos|sin]
+    for (std::size_t m = 0; m < kTablePositions; ++m) {
+      std::copy_n(rot.table().row(m), h, cos.data() + m * h);
+      std::copy_n(rot.table().row(m) + h, h, sin.data() + m * h);
+    }
+  });
   for (auto _ : state) {
-    rope_bench::scalar_apply(layout, batch.x.data(), tokens, kHeads, kHeadSize,
-                             batch.positions.data(), cos.data(), sin.data());
+    rope_bench::scalar_apply(layout, x.data(), shape.tokens, shape.heads(), d, positions.data(),
+                             cos.data(), sin.data());
     benchmark::ClobberMemory();
   }
-  count(state, batch);
+  count<T>(state, shape);
 }
 
 // What a first Eigen version writes, one head at a time with public expressions: the
 // interleaved pairs as complex numbers times e^{iφ}; the half_split halves as arrays, in blocks
 // of 64 bytes loaded before they are overwritten. rope's kernels replaced these (docs/design.md).
-template <class T>
-void eigen_expression(benchmark::State& state, Layout layout, std::size_t tokens) {
-  Batch<T> batch(tokens);
-  const auto rot = make_rotary<T>(layout);
-  constexpr Eigen::Index kHalf = kHeadSize / 2, kBlock = 64 / sizeof(T);
+template <class T, int D>
+void eigen_expression_loop(const rope::Rotary<T, D>& rot, Layout layout, const Shape& shape, T* x,
+                           const std::vector<std::int64_t>& positions) {
+  constexpr Eigen::Index kHalf = D / 2, kBlock = 64 / sizeof(T);
   using Pairs = Eigen::Array<std::complex<T>, kHalf, 1>;
   using Block = Eigen::Array<T, kBlock, 1>;
-  for (auto _ : state) {
-    for (std::size_t t = 0; t < tokens; ++t) {
-      const T* row = rot.table().row(std::size_t(batch.positions[t]));
-      for (std::size_t h = 0; h < kHeads; ++h) {
-        T* head = batch.x.data() + (t * kHeads + h) * kHeadSize;
-        if (layout == Layout::interleaved) {
-          Eigen::Map<Pairs> z(reinterpret_cast<std::complex<T>*>(head));
-          z *= Eigen::Map<const Pairs>(reinterpret_cast<const std::complex<T>*>(row));
-        } else {
-          for (Eigen::Index j = 0; j < kHalf; j += kBlock) {
-            const Block a = Block::Map(head + j), b = Block::Map(head + kHalf + j);
-            const Block c = Block::Map(row + j), s = Block::Map(row + kHalf + j);
-            Block::Map(head + j) = a * c - b * s;
-            Block::Map(head + kHalf + j) = b * c + a * s;
-          }
+  for (std::size_t t = 0; t < shape.tokens; ++t) {
+    const T* row = rot.table().row(std::size_t(positions[t]));
+    for (std::size_t h = 0; h < shape.heads(); ++h) {
+      T* head = x + (t * shape.heads() + h) * D;
+      if (layout == Layout::interleaved) {
+        Eigen::Map<Pairs> z(reinterpret_cast<std::complex<T>*>(head));
+        z *= Eigen::Map<const Pairs>(reinterpret_cast<const std::complex<T>*>(row));
+      } else {
+        for (Eigen::Index j = 0; j < kHalf; j += kBlock) {
+          const Block a = Block::Map(head + j), b = Block::Map(head + kHalf + j);
+          const Block c = Block::Map(row + j), s = Block::Map(row + kHalf + j);
+          Block::Map(head + j) = a * c - b * s;
+          Block::Map(head + kHalf + j) = b * c + a * s;
         }
       }
     }
-    benchmark::ClobberMemory();
   }
-  count(state, batch);
+}
+
+template <class T>
+void eigen_expression(benchmark::State& state, Layout layout, Shape shape) {
+  Buffer<T> x = filled<T>(shape.elements(), 1);
+  const auto positions = positions_for(shape);
+  with_head_size(shape.head_size, [&](auto dim) {
+    const auto rot = make_rotary<T, decltype(dim)::value>(layout);
+    for (auto _ : state) {
+      eigen_expression_loop(rot, layout, shape, x.data(), positions);
+      benchmark::ClobberMemory();
+    }
+  });
+  count<T>(state, shape);
+}
+
+// What Execution::threads pays per extra thread without OpenMP: start and join a std::thread.
+void std_thread_start_join(benchmark::State& state) {
+  for (auto _ : state) {
+    std::thread thread([] {});
+    thread.join();
+  }
 }
 
 // --- rope --------------------------------------------------------------------------------------
 
-template <class T>
-void apply_in_place(benchmark::State& state, Layout layout, std::size_t tokens) {
-  Batch<T> batch(tokens);
-  const auto rot = make_rotary<T>(layout);
-  for (auto _ : state) {
-    rot.apply(batch.x.data(), tokens, kHeads, batch.positions.data());
-    benchmark::ClobberMemory();
+// How a rope benchmark calls the library.
+enum class Call { in_place, out_of_place, qk, two_threads, two_threads_unthrottled, streaming };
+
+const char* call_name(Call call) {
+  switch (call) {
+    case Call::in_place:
+      return "apply";
+    case Call::out_of_place:
+      return "apply_out_of_place";
+    case Call::qk:
+      return "apply_qk";
+    case Call::two_threads:
+      return "apply_2_threads";
+    case Call::two_threads_unthrottled:
+      return "apply_2_threads_unthrottled";
+    case Call::streaming:
+      return "apply_streaming";
   }
-  count(state, batch);
+  return "";
 }
 
 template <class T>
-void apply_out_of_place(benchmark::State& state, Layout layout, std::size_t tokens) {
-  Batch<T> batch(tokens);
-  const auto rot = make_rotary<T>(layout);
-  for (auto _ : state) {
-    rot.apply(batch.x.data(), batch.y.data(), tokens, kHeads, batch.positions.data());
-    benchmark::ClobberMemory();
-  }
-  count(state, batch);
+void rope_kernel(benchmark::State& state, Call call, Layout layout, Shape shape) {
+  const std::size_t d = shape.head_size, tokens = shape.tokens;
+  Buffer<T> x = filled<T>(shape.elements(), 1), y(shape.elements());
+  const auto positions = positions_for(shape);
+  rope::Execution execution;
+  if (call == Call::two_threads || call == Call::two_threads_unthrottled) execution.threads = 2;
+  if (call == Call::two_threads_unthrottled) execution.min_bytes_per_thread = 1;
+  execution.streaming_stores = call == Call::streaming;
+  // q and k as the separate tensors of an engine: [tokens][q_heads][d] and [tokens][k_heads][d].
+  const auto q = rope::View<T>::contiguous(x.data(), tokens, shape.q_heads, d);
+  const auto k =
+      rope::View<T>::contiguous(x.data() + tokens * shape.q_heads * d, tokens, shape.k_heads, d);
+  with_head_size(d, [&](auto dim) {
+    const auto rot = make_rotary<T, decltype(dim)::value>(layout);
+    for (auto _ : state) {
+      switch (call) {
+        case Call::out_of_place:
+        case Call::streaming:
+          rot.apply(x.data(), y.data(), tokens, shape.heads(), positions.data(),
+                    rope::Direction::forward, execution);
+          break;
+        case Call::qk:
+          rot.apply_qk(q, k, positions.data());
+          break;
+        default:
+          rot.apply(x.data(), tokens, shape.heads(), positions.data(), rope::Direction::forward,
+                    execution);
+      }
+      benchmark::ClobberMemory();
+    }
+  });
+  count<T>(state, shape);
 }
 
 // --- registration and the summary table ---------------------------------------------------------
 
-std::string name(const std::string& kernel, const char* type, std::size_t tokens) {
-  return kernel + "/" + type + "/" + std::to_string(tokens);
+std::string name(const std::string& kernel, const char* type, const Shape& shape) {
+  return kernel + "/" + type + "/" + shape.name();
 }
 
 template <class T>
 void register_type() {
   const char* type = type_name<T>();
-  for (const std::size_t tokens : kTokens) {
-    benchmark::RegisterBenchmark(name("limit_in_place", type, tokens).c_str(), limit_in_place<T>,
-                                 tokens);
-    benchmark::RegisterBenchmark(name("limit_copy", type, tokens).c_str(), limit_copy<T>, tokens);
-    benchmark::RegisterBenchmark(name("memcpy", type, tokens).c_str(), glibc_memcpy<T>, tokens);
+  constexpr bool wide = std::is_same_v<T, float> || std::is_same_v<T, double>;
+  for (const Shape& shape : kShapes) {
+    benchmark::RegisterBenchmark(name("limit_in_place", type, shape).c_str(), limit_in_place<T>,
+                                 shape);
+    benchmark::RegisterBenchmark(name("limit_copy", type, shape).c_str(), limit_copy<T>, shape);
+    benchmark::RegisterBenchmark(name("memcpy", type, shape).c_str(), glibc_memcpy<T>, shape);
+    benchmark::RegisterBenchmark(name("stream_copy", type, shape).c_str(), stream_copy<T>, shape);
     for (const Layout layout : kLayouts) {
-      const std::string l = rope::to_string(layout);
-      benchmark::RegisterBenchmark(name("apply/" + l, type, tokens).c_str(), apply_in_place<T>,
-                                   layout, tokens);
-      benchmark::RegisterBenchmark(name("apply_out_of_place/" + l, type, tokens).c_str(),
-                                   apply_out_of_place<T>, layout, tokens);
-      benchmark::RegisterBenchmark(name("scalar/" + l, type, tokens).c_str(), scalar<T>, layout,
-                                   tokens);
-      benchmark::RegisterBenchmark(name("eigen_expression/" + l, type, tokens).c_str(),
-                                   eigen_expression<T>, layout, tokens);
+      const std::string l = std::string("/") + rope::to_string(layout);
+      std::vector<Call> calls = {Call::in_place, Call::out_of_place, Call::two_threads};
+      if (shape.k_heads > 0) calls.push_back(Call::qk);
+      if (shape.tokens >= 512) calls.push_back(Call::streaming);
+      if (shape.tokens <= 16) calls.push_back(Call::two_threads_unthrottled);
+      for (const Call call : calls) {
+        benchmark::RegisterBenchmark(name(call_name(call) + l, type, shape).c_str(), rope_kernel<T>,
+                                     call, layout, shape);
+      }
+      if constexpr (wide) {
+        benchmark::RegisterBenchmark(name("scalar" + l, type, shape).c_str(), scalar<T>, layout,
+                                     shape);
+        benchmark::RegisterBenchmark(name("eigen_expression" + l, type, shape).c_str(),
+                                     eigen_expression<T>, layout, shape);
+      }
     }
   }
 }
@@ -247,43 +357,59 @@ class SummaryReporter : public benchmark::ConsoleReporter {
     ConsoleReporter::ReportRuns(runs);
   }
 
+  // One markdown table: a row per dtype × shape × layout.
   void print_summary() const {
-    std::printf("\nLayout comparison, head size %zu, %zu heads (32 q + 8 k); median real time.\n",
-                kHeadSize, kHeads);
     std::printf(
-        "x limit: time / time of the limit pass over the same bytes (x *= k in place, a\n"
-        "vectorised copy out of place). scalar/this: scalar loop time / this time.\n\n");
-    std::printf("%-6s %6s  %-32s %10s %8s %8s %12s\n", "dtype", "tokens", "kernel", "ns", "GB/s",
-                "x limit", "scalar/this");
-    for (const char* type : {"float", "double"}) {
-      for (const std::size_t tokens : kTokens) {
-        const std::size_t bytes =
-            2 * tokens * kHeads * kHeadSize * (std::string(type) == "float" ? 4 : 8);
+        "\n## Summary (median real time of the repetitions; ratios within this run)\n\n"
+        "GB/s: bytes read + written by the in-place call per second. x limit: time / time of the\n"
+        "limit pass over the same bytes (x *= k for in place and q+k, a vectorised copy loop for\n"
+        "out of place and streaming). 2 threads: 1-thread time / 2-thread time (Execution with\n"
+        "threads = 2; small calls stay on one thread). vs scalar: scalar loop time / in-place\n"
+        "time. memcpy and stream copy: time / the copy loop's time.\n\n");
+#if defined(_OPENMP)
+    std::printf("Threads: OpenMP. ");
+#else
+    std::printf("Threads: std::thread. ");
+#endif
+    const auto start = nanoseconds_.find("std_thread_start_join");
+    if (start != nanoseconds_.end()) {
+      std::printf("Starting and joining one std::thread: %.1f us.", start->second / 1000);
+    }
+    std::printf("\n\n");
+    std::printf(
+        "| dtype | shape | layout | GB/s | x limit | out of place | q+k | 2 threads | streaming "
+        "| vs scalar | memcpy | stream copy |\n");
+    std::printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (const char* type : {"float", "double", "half", "bfloat16"}) {
+      const std::size_t size = std::string(type) == "double"  ? 8
+                               : std::string(type) == "float" ? 4
+                                                              : 2;
+      for (const Shape& shape : kShapes) {
         const auto time = [&](const std::string& kernel) {
-          const auto it = nanoseconds_.find(name(kernel, type, tokens));
+          const auto it = nanoseconds_.find(name(kernel, type, shape));
           return it == nanoseconds_.end() ? std::nan("") : it->second;
         };
-        const auto row = [&](const std::string& kernel, const std::string& limit,
-                             const std::string& scalar_kernel) {
-          const double ns = time(kernel);
-          if (std::isnan(ns)) return;
-          std::printf("%-6s %6zu  %-32s %10.0f %8.1f %8.2f", type, tokens, kernel.c_str(), ns,
-                      double(bytes) / ns, ns / time(limit));
-          if (scalar_kernel.empty()) {
-            std::printf("\n");
-          } else {
-            std::printf(" %12.2f\n", time(scalar_kernel) / ns);
-          }
-        };
-        row("limit_in_place", "limit_in_place", "");
-        row("limit_copy", "limit_copy", "");
-        row("memcpy", "limit_copy", "");
+        const double in_place_limit = time("limit_in_place"), copy_limit = time("limit_copy");
         for (const Layout layout : kLayouts) {
-          const std::string l = rope::to_string(layout);
-          row("apply/" + l, "limit_in_place", "scalar/" + l);
-          row("apply_out_of_place/" + l, "limit_copy", "scalar/" + l);
-          row("scalar/" + l, "limit_in_place", "scalar/" + l);
-          row("eigen_expression/" + l, "limit_in_place", "scalar/" + l);
+          const std::string l = std::string("/") + rope::to_string(layout);
+          const double apply = time("apply" + l);
+          if (std::isnan(apply)) continue;
+          const auto cell = [](double value) {
+            char text[32];
+            if (std::isnan(value)) return std::string("");
+            std::snprintf(text, sizeof text, "%.2f", value);
+            return std::string(text);
+          };
+          std::printf(
+              "| %s | %s | %s | %.1f | %s | %s | %s | %s | %s | %s | %s | %s |\n", type,
+              shape.name().c_str(), rope::to_string(layout),
+              double(2 * shape.elements() * size) / apply, cell(apply / in_place_limit).c_str(),
+              cell(time("apply_out_of_place" + l) / copy_limit).c_str(),
+              cell(time("apply_qk" + l) / in_place_limit).c_str(),
+              cell(apply / time("apply_2_threads" + l)).c_str(),
+              cell(time("apply_streaming" + l) / copy_limit).c_str(),
+              cell(time("scalar" + l) / apply).c_str(), cell(time("memcpy") / copy_limit).c_str(),
+              cell(time("stream_copy") / copy_limit).c_str());
         }
       }
     }
@@ -296,8 +422,11 @@ class SummaryReporter : public benchmark::ConsoleReporter {
 }  // namespace
 
 int main(int argc, char** argv) {
+  benchmark::RegisterBenchmark("std_thread_start_join", std_thread_start_join);
   register_type<float>();
   register_type<double>();
+  register_type<Eigen::half>();
+  register_type<Eigen::bfloat16>();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   SummaryReporter reporter;

@@ -17,14 +17,14 @@ struct TokenRange {
 /// and engines that split work themselves.
 struct Execution {
   /// Threads to split the tokens over, the calling thread included; 0 means
-  /// std::thread::hardware_concurrency(). Each extra thread is started only when every thread
-  /// gets at least min_bytes_per_thread bytes to read and write, so small calls (one decode
-  /// token) stay on the calling thread.
+  /// std::thread::hardware_concurrency(). Compiled with OpenMP, the threads are OpenMP's (kept
+  /// between calls); otherwise each extra one is a std::thread started for the call. Each extra
+  /// thread is used only when every thread gets at least min_bytes_per_thread bytes to read and
+  /// write, so small calls (one decode token) stay on the calling thread.
   std::size_t threads = 1;
-  /// The least work worth a thread, in bytes read plus written. Starting and joining a
-  /// std::thread costs tens of microseconds, the time to stream about this much memory
-  /// (docs/performance.md has the measurement that set it).
-  std::size_t min_bytes_per_thread = std::size_t{1} << 20;
+  /// The least work worth a thread, in bytes read plus written; 0 chooses by implementation:
+  /// 1 MiB with OpenMP, 16 MiB with std::thread (docs/performance.md has the measurements).
+  std::size_t min_bytes_per_thread = 0;
   /// Out of place only: write dst with non-temporal (streaming) stores, which send the data to
   /// memory without first reading dst into the cache. Faster for buffers much larger than the
   /// last-level cache that are not read again soon; slower for small ones. Requires dst aligned

@@ -59,18 +59,128 @@ constexpr int values_in() {
 template <class P>
 inline constexpr int kValues = values_in<P>();
 
-/// True when Eigen converts a register of S to a register of R lane for lane (half: F16C or
-/// AVX-512; bfloat16: AVX or AVX-512), and back.
-template <class S, class R>
-constexpr bool casts_in_registers() {
-  using Eigen::internal::type_casting_traits;
-  const bool both_ways =
-      type_casting_traits<S, R>::VectorizedCast && type_casting_traits<R, S>::VectorizedCast;
-  const bool same_lanes = kLanes<S> == kLanes<R> && kLanes<R> > 1;
-  return both_ways && Eigen::internal::packet_traits<S>::Vectorizable && same_lanes;
+// ---- 16-bit storage -------------------------------------------------------------------------
+// A register of float holds kLanes<float> values. widen() fills one from that many Eigen::half
+// or bfloat16 values, narrow() rounds one to nearest even into a register of the 16-bit type.
+// Three ways, best first:
+//   1. Eigen::half with F16C: vcvtph2ps / vcvtps2ph, called here directly because Eigen 3.4
+//      enables its own F16C path only under clang (its EIGEN_HAS_FP16_C test is never true
+//      under g++);
+//   2. Eigen's vectorised casts (bfloat16 under AVX and AVX-512);
+//   3. element by element, through a buffer.
+
+namespace f16c {
+#if defined(__F16C__) && defined(__AVX512F__)
+inline __m512 widen(const Eigen::half* from, __m512 /*register type*/) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(from)));
 }
+inline __m256i narrow(__m512 v) { return _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT); }
+inline void store(Eigen::half* to, __m256i v) {
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(to), v);
+}
+#endif
+#if defined(__F16C__) && defined(__AVX__)
+inline __m256 widen(const Eigen::half* from, __m256 /*register type*/) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(from)));
+}
+inline __m128i narrow(__m256 v) { return _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT); }
+inline void store(Eigen::half* to, __m128i v) {
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(to), v);
+}
+#endif
+// Without F16C these are never called (conversion() is not f16c); declared for name lookup.
+template <class W>
+W widen(const Eigen::half* from, W) = delete;
+template <class W>
+void narrow(W) = delete;
+template <class N>
+void store(Eigen::half* to, N) = delete;
+
+template <class W>
+constexpr bool available(...) {
+  return false;
+}
+template <class W, class = decltype(narrow(std::declval<W>()))>
+constexpr bool available(int) {
+  return true;
+}
+}  // namespace f16c
+
+enum class Conversion { none, f16c, eigen_cast, elementwise };
+
+/// How registers of real type R are converted to and from memory of S.
 template <class S, class R>
-inline constexpr bool kCastsInRegisters = casts_in_registers<S, R>();
+constexpr Conversion conversion() {
+  using Eigen::internal::type_casting_traits;
+  if constexpr (std::is_same_v<S, R>) {
+    return Conversion::none;
+  } else if constexpr (std::is_same_v<S, Eigen::half> && std::is_same_v<R, float> &&
+                       f16c::available<Packet<float>>(0)) {
+    return Conversion::f16c;
+  } else if constexpr (type_casting_traits<S, R>::VectorizedCast &&
+                       type_casting_traits<R, S>::VectorizedCast &&
+                       Eigen::internal::packet_traits<S>::Vectorizable && kLanes<S> == kLanes<R> &&
+                       (kLanes<R> > 1)) {
+    return Conversion::eigen_cast;
+  } else {
+    return Conversion::elementwise;
+  }
+}
+
+/// A register of R from kLanes<R> values of S (f16c and eigen_cast conversions only).
+template <class R, class S>
+Packet<R> widen(const S* from) {
+  if constexpr (conversion<S, R>() == Conversion::f16c) {
+    return f16c::widen(from, Packet<R>{});
+  } else {
+    return Eigen::internal::pcast<Packet<S>, Packet<R>>(Eigen::internal::ploadu<Packet<S>>(from));
+  }
+}
+
+/// The register of S holding v's lanes rounded to nearest even (f16c and eigen_cast only).
+template <class S, class R>
+auto narrow(const Packet<R>& v) {
+  if constexpr (conversion<S, R>() == Conversion::f16c) {
+    return f16c::narrow(v);
+  } else {
+    return Eigen::internal::pcast<Packet<R>, Packet<S>>(v);
+  }
+}
+
+template <class S, class R, class N>
+void store_narrow(S* to, const N& narrowed) {
+  if constexpr (conversion<S, R>() == Conversion::f16c) {
+    f16c::store(to, narrowed);
+  } else {
+    Eigen::internal::pstoreu(to, narrowed);
+  }
+}
+
+// A complex packet is a register of its real type: [re0 im0 re1 im1 ..].
+template <class P>
+Packet<Real<Element<P>>> real_register(const P& p) {
+  if constexpr (Eigen::NumTraits<Element<P>>::IsComplex) {
+    return p.v;
+  } else {
+    return p;
+  }
+}
+template <class P, class W>
+P from_real_register(const W& w) {
+  if constexpr (Eigen::NumTraits<Element<P>>::IsComplex) {
+    return P(w);
+  } else {
+    return w;
+  }
+}
+
+// Whether one register of P converts as a whole (its values fill one register of its real type).
+template <class S, class P>
+constexpr bool converts_in_registers() {
+  using R = Real<Element<P>>;
+  constexpr Conversion c = conversion<S, R>();
+  return (c == Conversion::f16c || c == Conversion::eigen_cast) && kValues<P> == kLanes<R>;
+}
 
 /// Loads the kValues<P> values at `from` (any alignment) into a packet P of float, double or
 /// their complex. S is the stored type: the packet's real type, or Eigen::half / bfloat16
@@ -83,14 +193,8 @@ P load(const S* from) {
     return Eigen::internal::ploadu<P>(from);
   } else if constexpr (std::is_same_v<S, R>) {
     return Eigen::internal::ploadu<P>(reinterpret_cast<const E*>(from));
-  } else if constexpr (kCastsInRegisters<S, R> && kValues<P> == kLanes<R>) {
-    const Packet<R> wide =
-        Eigen::internal::pcast<Packet<S>, Packet<R>>(Eigen::internal::ploadu<Packet<S>>(from));
-    if constexpr (Eigen::NumTraits<E>::IsComplex) {
-      return P(wide);
-    } else {
-      return wide;
-    }
+  } else if constexpr (converts_in_registers<S, P>()) {
+    return from_real_register<P>(widen<R>(from));
   } else {
     alignas(64) R values[kValues<P>];
     for (int i = 0; i < kValues<P>; ++i) values[i] = static_cast<R>(from[i]);
@@ -108,18 +212,16 @@ void store(S* to, const P& value) {
     Eigen::internal::pstoreu(to, value);
   } else if constexpr (std::is_same_v<S, R>) {
     Eigen::internal::pstoreu(reinterpret_cast<E*>(to), value);
-  } else if constexpr (kCastsInRegisters<S, R> && kValues<P> == kLanes<R>) {
-    if constexpr (Eigen::NumTraits<E>::IsComplex) {
-      Eigen::internal::pstoreu(to, Eigen::internal::pcast<Packet<R>, Packet<S>>(value.v));
-    } else {
-      Eigen::internal::pstoreu(to, Eigen::internal::pcast<Packet<R>, Packet<S>>(value));
-    }
+  } else if constexpr (converts_in_registers<S, P>()) {
+    store_narrow<S, R>(to, narrow<S, R>(real_register(value)));
   } else {
     alignas(64) R values[kValues<P>];
     Eigen::internal::pstoreu(reinterpret_cast<E*>(values), value);
     for (int i = 0; i < kValues<P>; ++i) to[i] = static_cast<S>(values[i]);
   }
 }
+
+// ---- streaming stores -----------------------------------------------------------------------
 
 namespace streaming {
 // A non-temporal store of one register to an address aligned to its size. Overloads exist for
@@ -153,22 +255,14 @@ constexpr bool has_put(int) {
 /// last one, before other threads read the data.
 template <class S, class P>
 void store_streaming(S* to, const P& value) {
-  using E = Element<P>;
-  using R = Real<E>;
-  constexpr bool same = std::is_same_v<S, R>;
-  if constexpr (kLanes < R >> 1 && (same || (kCastsInRegisters<S, R> && kValues<P> == kLanes<R>))) {
-    const Packet<R> real = [&] {
-      if constexpr (Eigen::NumTraits<E>::IsComplex) {
-        return value.v;
-      } else {
-        return value;
-      }
-    }();
+  using R = Real<Element<P>>;
+  constexpr bool vector = 1 < kLanes<R>;
+  if constexpr (vector && (std::is_same_v<S, R> || converts_in_registers<S, P>())) {
     const auto raw = [&] {
-      if constexpr (same) {
-        return real;
+      if constexpr (std::is_same_v<S, R>) {
+        return real_register(value);
       } else {
-        return Eigen::internal::pcast<Packet<R>, Packet<S>>(real);
+        return narrow<S, R>(real_register(value));
       }
     }();
     using Register = std::decay_t<decltype(raw)>;

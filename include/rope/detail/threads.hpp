@@ -1,4 +1,10 @@
-// Splitting a batch's tokens over std::threads.
+// Splitting a batch's tokens over threads: an OpenMP parallel loop when the translation unit is
+// compiled with OpenMP (-fopenmp; its threads persist between calls, so a call costs a wake-up of
+// a few microseconds), otherwise a std::thread per extra part (about 45 µs to start and join on
+// the machine of docs/performance.md).
+//
+// Like Eigen's configuration macros, the choice must be the same in every translation unit of a
+// program: compile all of them with OpenMP or none (docs/performance.md).
 #pragma once
 
 #include <algorithm>
@@ -9,20 +15,34 @@
 
 #include <rope/execution.hpp>
 
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
 namespace rope::detail {
+
+/// Execution::min_bytes_per_thread's default (0): the least work that repays a thread.
+#if defined(_OPENMP)
+inline constexpr std::size_t kDefaultMinBytesPerThread = std::size_t{1} << 20;
+#else
+inline constexpr std::size_t kDefaultMinBytesPerThread = std::size_t{16} << 20;
+#endif
 
 // How many threads to use: what was asked (0: one per hardware thread), but no more than one
 // per token and no more than one per min_bytes_per_thread of work.
 inline std::size_t thread_count(const Execution& execution, std::size_t tokens, std::size_t bytes) {
   std::size_t threads = execution.threads;
   if (threads == 0) threads = std::max(1U, std::thread::hardware_concurrency());
-  const std::size_t by_work = bytes / std::max<std::size_t>(1, execution.min_bytes_per_thread);
+  const std::size_t least = execution.min_bytes_per_thread == 0 ? kDefaultMinBytesPerThread
+                                                                : execution.min_bytes_per_thread;
+  const std::size_t by_work = bytes / least;
   return std::max<std::size_t>(1, std::min({threads, tokens, by_work}));
 }
 
-// Calls work(part, range) for `parts` contiguous, nearly equal ranges covering `tokens`: part 0
-// on the calling thread, the others on new threads, joined before returning. A thread that
-// cannot be started has its range run on the calling thread instead.
+// Calls work(part, range) for `parts` contiguous, nearly equal ranges covering `tokens`, each on
+// its own thread, and returns when all are done. Without OpenMP, part 0 runs on the calling
+// thread and the others on new std::threads; a thread that cannot be started has its range run
+// on the calling thread instead.
 template <class Work>
 void for_each_part(TokenRange tokens, std::size_t parts, const Work& work) {
   if (parts <= 1) {  // no allocation on the common path of one thread
@@ -33,6 +53,14 @@ void for_each_part(TokenRange tokens, std::size_t parts, const Work& work) {
   const auto range = [&](std::size_t part) {
     return TokenRange{tokens.first + n * part / parts, tokens.first + n * (part + 1) / parts};
   };
+#if defined(_OPENMP)
+  const auto count = static_cast<std::ptrdiff_t>(parts);
+  const int threads = static_cast<int>(parts);
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+  for (std::ptrdiff_t part = 0; part < count; ++part) {
+    work(static_cast<std::size_t>(part), range(static_cast<std::size_t>(part)));
+  }
+#else
   std::vector<std::thread> threads;
   std::vector<std::size_t> not_started;
   threads.reserve(parts - 1);
@@ -50,6 +78,7 @@ void for_each_part(TokenRange tokens, std::size_t parts, const Work& work) {
   work(0, range(0));
   for (const std::size_t part : not_started) work(part, range(part));
   for (std::thread& thread : threads) thread.join();
+#endif
 }
 
 }  // namespace rope::detail
