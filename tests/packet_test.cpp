@@ -3,7 +3,11 @@
 #include <cmath>
 #include <complex>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -82,5 +86,83 @@ TEMPLATE_TEST_CASE("simd: complex packets multiply as complex numbers and conjug
     CHECK_THAT(double(product[i].imag()), Catch::Matchers::WithinAbs(ar * bi + ai * br, bound_im));
     REQUIRE(conjugated[i].real() == a[2 * i]);
     REQUIRE(conjugated[i].imag() == -a[2 * i + 1]);
+  }
+}
+
+TEMPLATE_TEST_CASE("simd: 16-bit memory widens exactly to float and rounds to nearest even",
+                   "[simd][storage]", Eigen::half, Eigen::bfloat16) {
+  using S = TestType;
+  using P = simd::Packet<float>;
+  using Z = simd::ComplexPacket<float>;
+  constexpr std::size_t L = simd::kLanes<float>;
+  // Every 16-bit pattern that is a finite number, walked register by register.
+  std::vector<S> all;
+  for (std::uint32_t bits = 0; bits < 0x10000; ++bits) {
+    const S v = Eigen::numext::bit_cast<S>(static_cast<std::uint16_t>(bits));
+    if (std::isfinite(float(v))) all.push_back(v);
+  }
+  all.resize(all.size() / L * L);
+  std::vector<float> wide(L);
+  for (std::size_t i = 0; i < all.size(); i += L) {
+    simd::store(wide.data(), simd::load<P>(all.data() + i));
+    for (std::size_t k = 0; k < L; ++k) REQUIRE(wide[k] == float(all[i + k]));
+  }
+  // Narrowing: values between two neighbours, just below, at and just above their midpoint; a
+  // tie goes to the neighbour with an even last bit.
+  std::mt19937_64 rng(5);
+  std::uniform_int_distribution<std::size_t> pick(0, all.size() - 2);
+  std::vector<float> values(L);
+  std::vector<S> narrow(L + 1, S(0.0F));
+  for (int trial = 0; trial < 2000; ++trial) {
+    for (std::size_t k = 0; k < L; ++k) {
+      const S a = all[pick(rng)];
+      const S b = Eigen::numext::bit_cast<S>(
+          static_cast<std::uint16_t>(Eigen::numext::bit_cast<std::uint16_t>(a) + 1));
+      const double mid = (double(float(a)) + double(float(b))) / 2;  // exact in float
+      const float choices[3] = {std::nextafter(float(mid), -HUGE_VALF), float(mid),
+                                std::nextafter(float(mid), HUGE_VALF)};
+      values[k] = std::isfinite(float(b)) ? choices[(trial + k) % 3] : float(a);
+    }
+    simd::store(narrow.data() + 1, simd::load<P>(values.data()));  // at an odd address
+    REQUIRE(narrow[0] == S(0.0F));
+    for (std::size_t k = 0; k < L; ++k) {
+      INFO("value " << values[k]);
+      const auto got = Eigen::numext::bit_cast<std::uint16_t>(narrow[k + 1]);
+      const auto nearest = Eigen::numext::bit_cast<std::uint16_t>(S(values[k]));  // scalar RNE
+      // AVX512-BF16's vcvtneps2bf16 reads float subnormals as zero: below FLT_MIN a bfloat16
+      // result may be a zero of the same sign (docs/numerics.md).
+      const bool flushed = std::is_same_v<S, Eigen::bfloat16> &&
+                           std::abs(values[k]) < std::numeric_limits<float>::min() &&
+                           got == (std::signbit(values[k]) ? 0x8000U : 0U);
+      REQUIRE((got == nearest || flushed));
+    }
+  }
+  // A complex register of 16-bit memory: pairs [re im re im ..] in order.
+  std::vector<S> pairs(2 * simd::kLanes<std::complex<float>>);
+  for (std::size_t i = 0; i < pairs.size(); ++i) pairs[i] = S(float(i) + 0.5F);
+  std::vector<std::complex<float>> z(simd::kLanes<std::complex<float>>);
+  simd::store(z.data(), simd::load<Z>(pairs.data()));
+  for (std::size_t k = 0; k < z.size(); ++k) {
+    REQUIRE(z[k] == std::complex<float>(float(2 * k) + 0.5F, float(2 * k + 1) + 0.5F));
+  }
+  std::vector<S> back(pairs.size());
+  simd::store(back.data(), simd::load<Z>(pairs.data()));
+  REQUIRE(back == pairs);
+}
+
+TEMPLATE_TEST_CASE("simd: a streaming store writes what an ordinary store writes", "[simd]", float,
+                   double, Eigen::half, Eigen::bfloat16) {
+  using S = TestType;
+  using P = simd::Packet<rope::compute_t<S>>;
+  constexpr std::size_t L = simd::kLanes<rope::compute_t<S>>;
+  std::mt19937_64 rng(9);
+  const std::vector<S> values = rope_test::random_vector<S>(L, rng);
+  // 64-byte aligned (streamed) and one element past it (the ordinary store's fallback).
+  for (const std::size_t offset : {0, 1}) {
+    std::vector<S, Eigen::aligned_allocator<S>> streamed(L + 1, S(0.0F)), plain(L + 1, S(0.0F));
+    simd::store_streaming(streamed.data() + offset, simd::load<P>(values.data()));
+    simd::fence();
+    simd::store(plain.data() + offset, simd::load<P>(values.data()));
+    REQUIRE(std::memcmp(streamed.data(), plain.data(), (L + 1) * sizeof(S)) == 0);
   }
 }
