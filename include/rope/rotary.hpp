@@ -219,13 +219,15 @@ class Rotary {
   void run(const detail::Job<T>* jobs, std::size_t job_count, TokenRange range,
            const Positions& positions, Direction direction, const Execution& execution) const {
     const std::int64_t largest = detail::check_positions(positions, range);
-    std::size_t bytes = 0;
+    std::size_t bytes_per_token = 0;
     for (std::size_t i = 0; i < job_count; ++i) {
       if (execution.streaming_stores) detail::check_streaming(jobs[i].src, jobs[i].dst);
-      bytes += 2 * jobs[i].src.heads() * head_size_ * sizeof(T);
+      bytes_per_token += 2 * jobs[i].src.heads() * head_size_ * sizeof(T);
     }
-    const std::size_t parts = detail::thread_count(execution, range.last - range.first,
-                                                   bytes * (range.last - range.first));
+    const std::size_t tokens = range.last - range.first;
+    const std::size_t parts =
+        execution.threads == 1 ? 1
+                               : detail::thread_count(execution, tokens, bytes_per_token * tokens);
     // Rows of positions past the table are computed into scratch, one row per part.
     std::vector<Compute> scratch;
     if (largest >= 0 && static_cast<std::size_t>(largest) >= table_.positions()) {
