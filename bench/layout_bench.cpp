@@ -22,6 +22,7 @@
 #include <numeric>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <Eigen/Core>
@@ -311,16 +312,25 @@ std::string name(const std::string& kernel, const char* type, const Shape& shape
   return kernel + "/" + type + "/" + shape.name();
 }
 
+// Shapes beyond the caches take milliseconds per iteration and vary most from run to run: they
+// get more time per repetition than the command line's --benchmark_min_time.
+constexpr double kDramMinTime = 0.3;
+
+template <class... Args>
+void add(const std::string& benchmark_name, const Shape& shape, Args&&... args) {
+  auto* b = benchmark::RegisterBenchmark(benchmark_name.c_str(), std::forward<Args>(args)...);
+  if (shape.tokens >= 4096) b->MinTime(kDramMinTime);
+}
+
 template <class T>
 void register_type() {
   const char* type = type_name<T>();
   constexpr bool wide = std::is_same_v<T, float> || std::is_same_v<T, double>;
   for (const Shape& shape : kShapes) {
-    benchmark::RegisterBenchmark(name("limit_in_place", type, shape).c_str(), limit_in_place<T>,
-                                 shape);
-    benchmark::RegisterBenchmark(name("limit_copy", type, shape).c_str(), limit_copy<T>, shape);
-    benchmark::RegisterBenchmark(name("memcpy", type, shape).c_str(), glibc_memcpy<T>, shape);
-    benchmark::RegisterBenchmark(name("stream_copy", type, shape).c_str(), stream_copy<T>, shape);
+    add(name("limit_in_place", type, shape), shape, limit_in_place<T>, shape);
+    add(name("limit_copy", type, shape), shape, limit_copy<T>, shape);
+    add(name("memcpy", type, shape), shape, glibc_memcpy<T>, shape);
+    add(name("stream_copy", type, shape), shape, stream_copy<T>, shape);
     for (const Layout layout : kLayouts) {
       const std::string l = std::string("/") + rope::to_string(layout);
       std::vector<Call> calls = {Call::in_place, Call::out_of_place, Call::two_threads};
@@ -328,14 +338,11 @@ void register_type() {
       if (shape.tokens >= 512) calls.push_back(Call::streaming);
       if (shape.tokens <= 16) calls.push_back(Call::two_threads_unthrottled);
       for (const Call call : calls) {
-        benchmark::RegisterBenchmark(name(call_name(call) + l, type, shape).c_str(), rope_kernel<T>,
-                                     call, layout, shape);
+        add(name(call_name(call) + l, type, shape), shape, rope_kernel<T>, call, layout, shape);
       }
       if constexpr (wide) {
-        benchmark::RegisterBenchmark(name("scalar" + l, type, shape).c_str(), scalar<T>, layout,
-                                     shape);
-        benchmark::RegisterBenchmark(name("eigen_expression" + l, type, shape).c_str(),
-                                     eigen_expression<T>, layout, shape);
+        add(name("scalar" + l, type, shape), shape, scalar<T>, layout, shape);
+        add(name("eigen_expression" + l, type, shape), shape, eigen_expression<T>, layout, shape);
       }
     }
   }

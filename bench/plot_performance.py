@@ -71,7 +71,7 @@ def svg(context, times):
     shapes = shapes_of(times)
     types = [t for t in TYPES if any(f"apply/interleaved/{t}/{s}" in times for s in shapes)]
     panel_w, panel_h = 520, 230
-    left, top, gap = 60, 60, 70
+    left, top, gap = 60, 84, 84
     width = left + panel_w + 220
     height = top + len(types) * (panel_h + gap)
     group_w = panel_w / max(1, len(shapes))
@@ -92,7 +92,7 @@ def svg(context, times):
     ]
     for p, dtype in enumerate(types):
         y0 = top + p * (panel_h + gap)
-        out.append(f'<text x="{left}" y="{y0 - 8}" font-weight="bold">{dtype}</text>')
+        out.append(f'<text x="{left}" y="{y0 - 24}" font-weight="bold">{dtype}</text>')
         for tick in [0, 0.5, 1, 1.5, 2, 2.5, 3]:
             y = y_of(tick, y0)
             out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + panel_w}" y2="{y:.1f}" '
