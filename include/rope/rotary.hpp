@@ -224,10 +224,10 @@ class Rotary {
       if (execution.streaming_stores) detail::check_streaming(jobs[i].src, jobs[i].dst);
       bytes_per_token += 2 * jobs[i].src.heads() * head_size_ * sizeof(T);
     }
-    const std::size_t tokens = range.last - range.first;
-    const std::size_t parts =
-        execution.threads == 1 ? 1
-                               : detail::thread_count(execution, tokens, bytes_per_token * tokens);
+    const std::size_t count = range.last - range.first;
+    const std::size_t parts = execution.threads == 1
+                                  ? 1
+                                  : detail::thread_count(execution, count, bytes_per_token * count);
     // Rows of positions past the table are computed into scratch, one row per part.
     std::vector<Compute> scratch;
     if (largest >= 0 && static_cast<std::size_t>(largest) >= table_.positions()) {
