@@ -60,7 +60,7 @@ TEMPLATE_TEST_CASE("16-bit storage: the float rotation of the widened values, ro
   using T = TestType;
   std::mt19937_64 rng(7);
   const std::size_t tokens = 6, heads = 5;
-  for (const std::size_t d : {2, 6, 34, 64, 128, 130}) {
+  for (const std::size_t d : {2U, 6U, 34U, 64U, 128U, 130U}) {
     for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
       for (const Direction dir : {Direction::forward, Direction::inverse}) {
         INFO("d " << d << ", " << rope::to_string(layout)
@@ -99,7 +99,7 @@ TEMPLATE_TEST_CASE("Execution::threads: bitwise the single-threaded result", "[e
       std::vector<T> one_out(n, T(0));
       rot.apply(x.data(), one_out.data(), tokens, heads, positions.data());
 
-      for (const std::size_t threads : {0, 2, 3, 5, 8, 64}) {
+      for (const std::size_t threads : {0U, 2U, 3U, 5U, 8U, 64U}) {
         INFO(rope::to_string(layout)
              << ", rotary_dim " << rotary_dim << ", " << threads << " threads");
         Execution execution;
@@ -195,7 +195,7 @@ TEMPLATE_TEST_CASE("Execution::streaming_stores: bitwise the ordinary-store resu
   const std::size_t tokens = 9, heads = 3;
   Execution streaming;
   streaming.streaming_stores = true;
-  for (const std::size_t d : {6, 64, 128, 130}) {
+  for (const std::size_t d : {6U, 64U, 128U, 130U}) {
     for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
       for (const std::size_t rotary_dim : {std::size_t{0}, std::size_t{4}}) {
         INFO("d " << d << ", " << rope::to_string(layout) << ", rotary_dim " << rotary_dim);
@@ -253,7 +253,7 @@ TEMPLATE_TEST_CASE("Alignment: every offset of src and dst gives the same bits",
   using T = TestType;
   std::mt19937_64 rng(19);
   const std::size_t tokens = 3, heads = 2;
-  for (const std::size_t d : {6, 128, 130}) {
+  for (const std::size_t d : {6U, 128U, 130U}) {
     for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
       INFO("d " << d << ", " << rope::to_string(layout));
       const rope::Rotary<T> rot(options_for(d, layout));

@@ -158,7 +158,7 @@ TEMPLATE_TEST_CASE("simd: a streaming store writes what an ordinary store writes
   std::mt19937_64 rng(9);
   const std::vector<S> values = rope_test::random_vector<S>(L, rng);
   // 64-byte aligned (streamed) and one element past it (the ordinary store's fallback).
-  for (const std::size_t offset : {0, 1}) {
+  for (const std::size_t offset : {0U, 1U}) {
     std::vector<S, Eigen::aligned_allocator<S>> streamed(L + 1, S(0.0F)), plain(L + 1, S(0.0F));
     simd::store_streaming(streamed.data() + offset, simd::load<P>(values.data()));
     simd::fence();
