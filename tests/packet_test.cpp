@@ -121,7 +121,7 @@ TEMPLATE_TEST_CASE("simd: 16-bit memory widens exactly to float and rounds to ne
       const double mid = (double(float(a)) + double(float(b))) / 2;  // exact in float
       const float choices[3] = {std::nextafter(float(mid), -HUGE_VALF), float(mid),
                                 std::nextafter(float(mid), HUGE_VALF)};
-      values[k] = std::isfinite(float(b)) ? choices[(trial + k) % 3] : float(a);
+      values[k] = std::isfinite(float(b)) ? choices[(std::size_t(trial) + k) % 3] : float(a);
     }
     simd::store(narrow.data() + 1, simd::load<P>(values.data()));  // at an odd address
     REQUIRE(narrow[0] == S(0.0F));
