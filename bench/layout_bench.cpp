@@ -146,6 +146,29 @@ void limit_copy(benchmark::State& state, Shape shape) {
   count<T>(state, shape);
 }
 
+// For Eigen::half and bfloat16, the in-place limit of a kernel that computes in float: widen each
+// register of 16-bit values, multiply by k, round back; the same conversions rope's 16-bit
+// kernels do, and nothing else.
+template <class T>
+void convert_in_place(benchmark::State& state, Shape shape) {
+  namespace simd = rope::detail::simd;
+  using P = simd::Packet<float>;
+  constexpr std::size_t L = std::size_t(simd::kLanes<float>);
+  const std::size_t n = shape.elements();
+  Buffer<T> x = filled<T>(n, 1);
+  float k = 1;
+  benchmark::DoNotOptimize(k);
+  const P kk = Eigen::internal::pset1<P>(k);
+  for (auto _ : state) {
+    std::size_t i = 0;
+    for (; i + L <= n; i += L)
+      simd::store(x.data() + i, simd::mul(simd::load<P>(x.data() + i), kk));
+    for (; i < n; ++i) x[i] = T(float(x[i]) * k);
+    benchmark::ClobberMemory();
+  }
+  count<T>(state, shape);
+}
+
 // A copy loop with non-temporal stores: what streaming stores can gain on DRAM-sized buffers.
 template <class T>
 void stream_copy(benchmark::State& state, Shape shape) {
@@ -331,6 +354,8 @@ void register_type() {
     add(name("limit_copy", type, shape), shape, limit_copy<T>, shape);
     add(name("memcpy", type, shape), shape, glibc_memcpy<T>, shape);
     add(name("stream_copy", type, shape), shape, stream_copy<T>, shape);
+    if constexpr (!wide)
+      add(name("convert_in_place", type, shape), shape, convert_in_place<T>, shape);
     for (const Layout layout : kLayouts) {
       const std::string l = std::string("/") + rope::to_string(layout);
       std::vector<Call> calls = {Call::in_place, Call::out_of_place, Call::two_threads};
@@ -356,7 +381,7 @@ class SummaryReporter : public benchmark::ConsoleReporter {
       const bool median = run.run_type == Run::RT_Aggregate && run.aggregate_name == "median";
       const bool only = run.run_type == Run::RT_Iteration && run.repetitions <= 1;
       if (median || only) {
-        nanoseconds_[run.run_name.str()] =
+        nanoseconds_[run.run_name.function_name] =
             run.GetAdjustedRealTime() * benchmark::GetTimeUnitMultiplier(benchmark::kNanosecond) /
             benchmark::GetTimeUnitMultiplier(run.time_unit);
       }
@@ -372,7 +397,9 @@ class SummaryReporter : public benchmark::ConsoleReporter {
         "limit pass over the same bytes (x *= k for in place and q+k, a vectorised copy loop for\n"
         "out of place and streaming). 2 threads: 1-thread time / 2-thread time (Execution with\n"
         "threads = 2; small calls stay on one thread). vs scalar: scalar loop time / in-place\n"
-        "time. memcpy and stream copy: time / the copy loop's time.\n\n");
+        "time. memcpy and stream copy: time / the copy loop's time. x convert (16-bit types): "
+        "in-place\n"
+        "time / time of a pass that only widens to float, multiplies and rounds back.\n\n");
 #if defined(_OPENMP)
     std::printf("Threads: OpenMP. ");
 #else
@@ -385,8 +412,8 @@ class SummaryReporter : public benchmark::ConsoleReporter {
     std::printf("\n\n");
     std::printf(
         "| dtype | shape | layout | GB/s | x limit | out of place | q+k | 2 threads | streaming "
-        "| vs scalar | memcpy | stream copy |\n");
-    std::printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        "| vs scalar | memcpy | stream copy | x convert |\n");
+    std::printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (const char* type : {"float", "double", "half", "bfloat16"}) {
       const std::size_t size = std::string(type) == "double"  ? 8
                                : std::string(type) == "float" ? 4
@@ -408,7 +435,7 @@ class SummaryReporter : public benchmark::ConsoleReporter {
             return std::string(text);
           };
           std::printf(
-              "| %s | %s | %s | %.1f | %s | %s | %s | %s | %s | %s | %s | %s |\n", type,
+              "| %s | %s | %s | %.1f | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", type,
               shape.name().c_str(), rope::to_string(layout),
               double(2 * shape.elements() * size) / apply, cell(apply / in_place_limit).c_str(),
               cell(time("apply_out_of_place" + l) / copy_limit).c_str(),
@@ -416,7 +443,8 @@ class SummaryReporter : public benchmark::ConsoleReporter {
               cell(apply / time("apply_2_threads" + l)).c_str(),
               cell(time("apply_streaming" + l) / copy_limit).c_str(),
               cell(time("scalar" + l) / apply).c_str(), cell(time("memcpy") / copy_limit).c_str(),
-              cell(time("stream_copy") / copy_limit).c_str());
+              cell(time("stream_copy") / copy_limit).c_str(),
+              cell(apply / time("convert_in_place")).c_str());
         }
       }
     }

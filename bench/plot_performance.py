@@ -13,6 +13,7 @@ shapes.
 """
 
 import json
+import re
 import sys
 from xml.sax.saxutils import escape
 
@@ -37,7 +38,9 @@ def medians(path):
     for run in data["benchmarks"]:
         if run.get("run_type") == "aggregate" and run.get("aggregate_name") != "median":
             continue
-        times[run["run_name"]] = run["real_time"]
+        # The registered name: without "/min_time:0.300" and similar suffixes.
+        name = re.sub(r"/(min_time|iterations|repeats):[^/]*", "", run["run_name"])
+        times[name] = run["real_time"]
     return data.get("context", {}), times
 
 
