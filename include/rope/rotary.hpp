@@ -32,7 +32,8 @@ struct Options {
   double base = 10000.0;
   /// Which coordinates pair up. Must match the checkpoint (see Layout).
   Layout layout = Layout::half_split;
-  /// Positions 0 .. max_positions-1 get a precomputed table row (rotary_dim values of T each).
+  /// Positions 0 .. max_positions-1 get a precomputed table row (rotary_dim values of
+  /// Rotary::Compute each: float, or double for Rotary<double>).
   /// A larger position gets its row computed on the fly, as accurate and about 20-60 ns per
   /// pair slower per token.
   std::size_t max_positions = 4096;
