@@ -98,6 +98,7 @@ TEMPLATE_TEST_CASE("Execution::threads: bitwise the single-threaded result", "[e
       rot.apply(one.data(), tokens, heads, positions.data());
       std::vector<T> one_out(n, T(0));
       rot.apply(x.data(), one_out.data(), tokens, heads, positions.data());
+      REQUIRE(same_bits<T>(one_out, one));  // in place and out of place: the same bits
 
       for (const std::size_t threads : {0U, 2U, 3U, 5U, 8U, 64U}) {
         INFO(rope::to_string(layout)
