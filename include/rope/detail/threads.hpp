@@ -1,7 +1,7 @@
 // Splitting a batch's tokens over threads: an OpenMP parallel loop when the translation unit is
 // compiled with OpenMP (-fopenmp; its threads persist between calls, so a call costs a wake-up of
-// a few microseconds), otherwise a std::thread per extra part (about 45 µs to start and join on
-// the machine of docs/performance.md).
+// a few microseconds), otherwise a std::thread per extra part (52–60 µs to start and join on the
+// machine of docs/performance.md: bench std_thread_start_join).
 //
 // Like Eigen's configuration macros, the choice must be the same in every translation unit of a
 // program: compile all of them with OpenMP or none (docs/performance.md).
