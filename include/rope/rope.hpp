@@ -14,3 +14,4 @@
 #include <rope/table.hpp>
 #include <rope/version.hpp>
 #include <rope/view.hpp>
+#include <rope/weights.hpp>

@@ -1,6 +1,7 @@
 // rope::Rotary<T, Dim>: rotary position embedding of query and key heads.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -173,6 +174,30 @@ class Rotary {
     run(jobs, 2, range, positions, direction, execution);
   }
 
+  /// Context shift: rotates keys already at their positions m by `delta` more positions, in
+  /// place, so that they become the keys of positions m + delta (delta < 0 moves them back).
+  ///
+  /// An engine that drops or moves a window of its KV cache calls this on the keys that move,
+  /// instead of recomputing them: R_δ R_m = R_{m+δ}, so the result equals rotating the unrotated
+  /// keys to m + δ, up to rounding (a few ulps of T per shift; shifts accumulate). The rotation
+  /// is R_δ alone, without the attention factor that Yarn and LongRope put on cos and sin.
+  /// Exact for every scheme whose θ_j is fixed; not for DynamicNTK, and LongRope across its
+  /// short/long switch, when the keys were rotated for another sequence_length (docs/api.md).
+  ///
+  /// Throws std::invalid_argument for a null or overlapping view, or streaming_stores (in place);
+  /// std::out_of_range if |delta| > 2^53 − 1. O(tokens · heads · rotary_dim); one table row,
+  /// computed once, for all tokens.
+  void shift(View<T> keys, std::int64_t delta, const Execution& execution = {}) const {
+    detail::check_view("keys", keys, head_size_);
+    detail::check_shift(delta);
+    std::vector<Compute> row(rotary_dim_);
+    Table<Compute>::compute_row(layout(), frequencies_.theta, std::abs(double(delta)), row.data(),
+                                1.0, angles_);
+    const detail::Job<T> job{keys, keys};
+    run(&job, 1, TokenRange{0, keys.tokens()}, Positions::consecutive(0),
+        delta < 0 ? Direction::inverse : Direction::forward, execution, row.data());
+  }
+
   /// Returns one head (any Eigen vector expression of head_size T) rotated to `position`.
   template <class Derived>
   typename Derived::PlainObject rotated(const Eigen::DenseBase<Derived>& head,
@@ -217,9 +242,12 @@ class Rotary {
   }
 
   // Checks the positions (and streaming's requirements), then splits the tokens over threads.
+  // With a fixed_row (shift), every token uses that row and the positions are not read.
   void run(const detail::Job<T>* jobs, std::size_t job_count, TokenRange range,
-           const Positions& positions, Direction direction, const Execution& execution) const {
-    const std::int64_t largest = detail::check_positions(positions, range);
+           const Positions& positions, Direction direction, const Execution& execution,
+           const Compute* fixed_row = nullptr) const {
+    const std::int64_t largest =
+        fixed_row == nullptr ? detail::check_positions(positions, range) : -1;
     std::size_t bytes_per_token = 0;
     for (std::size_t i = 0; i < job_count; ++i) {
       if (execution.streaming_stores) detail::check_streaming(jobs[i].src, jobs[i].dst);
@@ -236,7 +264,9 @@ class Rotary {
     }
     detail::for_each_part(range, parts, [&](std::size_t part, TokenRange tokens) {
       Compute* row = scratch.empty() ? nullptr : scratch.data() + part * rotary_dim_;
-      if (direction == Direction::forward) {
+      if (fixed_row != nullptr) {
+        run_fixed(jobs, job_count, tokens, direction, fixed_row);
+      } else if (direction == Direction::forward) {
         run<Direction::forward>(jobs, job_count, tokens, positions, execution, row);
       } else {
         run<Direction::inverse>(jobs, job_count, tokens, positions, execution, row);
@@ -258,6 +288,21 @@ class Rotary {
     }
     if (whole) return run<D, kHalf, ordinary>(jobs, job_count, tokens, positions, scratch);
     run<D, Eigen::Dynamic, ordinary>(jobs, job_count, tokens, positions, scratch);
+  }
+
+  // Every token by the same row (ordinary stores; streaming is rejected in place).
+  void run_fixed(const detail::Job<T>* jobs, std::size_t job_count, TokenRange tokens,
+                 Direction direction, const Compute* row) const {
+    const detail::Slice slice{rotary_offset_, rotary_dim_, head_size_};
+    const auto row_of = [row](std::size_t) { return row; };
+    constexpr auto ordinary = detail::Stores::ordinary;
+    if (direction == Direction::forward) {
+      detail::rotate_layout<Eigen::Dynamic, Direction::forward, ordinary>(layout(), row_of, jobs,
+                                                                          job_count, tokens, slice);
+    } else {
+      detail::rotate_layout<Eigen::Dynamic, Direction::inverse, ordinary>(layout(), row_of, jobs,
+                                                                          job_count, tokens, slice);
+    }
   }
 
   // Half: rotary_dim/2 when known at compile time (the whole of a fixed-size head), else Dynamic.

@@ -89,6 +89,14 @@ inline void check_position(std::int64_t position, std::size_t token) {
   }
 }
 
+// A shift by delta rotates by |delta| positions, forward or inverse.
+inline void check_shift(std::int64_t delta) {
+  if (delta < -kMaxPosition || delta > kMaxPosition) {
+    ROPE_THROW(std::out_of_range, "rope: shift delta " + std::to_string(delta) +
+                                      " is outside [-(2^53 - 1), 2^53 - 1]");
+  }
+}
+
 // Checks the positions of tokens [range.first, range.last) and returns the largest (−1 for an
 // empty range).
 inline std::int64_t check_positions(const Positions& positions, TokenRange range) {
