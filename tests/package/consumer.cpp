@@ -1,4 +1,5 @@
-// Rotates one head with the installed library and checks it against the installed reference.
+// Rotates one head with rope as a consumer project sees it (installed, or vendored as a
+// subdirectory) and checks it against the reference.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -19,7 +20,7 @@ int main() {
       return 1;
     }
   }
-  std::printf("rope %d.%d.%d from the installed package: ok\n", ROPE_VERSION_MAJOR,
+  std::printf("rope %d.%d.%d: ok\n", ROPE_VERSION_MAJOR,
               ROPE_VERSION_MINOR, ROPE_VERSION_PATCH);
   return 0;
 }

@@ -1,0 +1,221 @@
+// The examples of docs/api.md and docs/getting-started.md, compiled and run: each snippet
+// appears in the docs line for line (tests/docs_code_blocks.cpp checks that), followed here by
+// the checks that it does what the docs say.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include <Eigen/Core>
+#include <catch2/catch.hpp>
+
+#include <rope/rope.hpp>
+
+#include "support.hpp"
+
+TEST_CASE("api.md: Rotary, apply in place and its inverse", "[api]") {
+  const std::size_t tokens = 4, heads = 8;
+  // [api: construction]
+  rope::Options options;
+  options.head_size = 128;
+  options.base = 500000.0;  // Llama 3's rope_theta
+  options.layout = rope::Layout::half_split;
+  options.max_positions = 8192;
+  const rope::Rotary<float> rot(options);  // head size chosen at run time
+
+  std::mt19937_64 rng(1);
+  const auto original = rope_test::random_vector<float>(tokens * heads * 128, rng);
+  std::vector<float> q = original;
+  // [api: apply]
+  const std::vector<std::int32_t> positions = {0, 1, 2, 3};
+  rot.apply(q.data(), tokens, heads, positions.data());
+  const std::vector<float> rotated = q;
+  rot.apply(q.data(), tokens, heads, positions.data(), rope::Direction::inverse);  // undone
+
+  const std::vector<std::int64_t> wide(positions.begin(), positions.end());
+  rope_test::require_rotation_of<float>(
+      rope::View<const float>::contiguous(original.data(), tokens, heads, 128),
+      rope::View<const float>::contiguous(rotated.data(), tokens, heads, 128), 128,
+      rope::Layout::half_split, wide, rope::Direction::forward, 500000.0);
+  for (std::size_t i = 0; i < q.size(); ++i) {
+    // Forward then inverse (support.hpp): ≤ γ_3·(|a| + |b|) each, with |a| + |b| ≤ 2 for
+    // coordinates in [−1, 1], the second on a pair of sum ≤ √2·‖(a, b)‖ ≤ 2, and the first's
+    // error turned, not grown: (2 + 2 + 2·√2)·γ_3(float) < 8·γ_3(float).
+    REQUIRE(std::abs(double(q[i]) - double(original[i])) <= 8 * rope_test::gamma<float>(3));
+  }
+}
+
+TEST_CASE("api.md: q and k inside a fused QKV buffer, in one pass", "[api]") {
+  const std::size_t tokens = 3, q_heads = 4, kv_heads = 2, d = 64;
+  const std::int64_t past = 10;
+  const rope::Rotary<float, 64> rot;
+  std::mt19937_64 rng(2);
+  const auto original = rope_test::random_vector<float>(tokens * (q_heads + 2 * kv_heads) * d, rng);
+  std::vector<float> qkv = original;
+  // [api: fused qkv]
+  // A fused [tokens][q_heads + 2·kv_heads][d] projection output: q and k rotated in place.
+  const std::size_t row = (q_heads + 2 * kv_heads) * d;
+  const rope::View<float> q_view(qkv.data(), tokens, q_heads, row, d);
+  const rope::View<float> k_view(qkv.data() + q_heads * d, tokens, kv_heads, row, d);
+  rot.apply_qk(q_view, k_view, rope::Positions::consecutive(past));  // tokens at past, past+1, ..
+
+  const std::vector<std::int64_t> at = {past, past + 1, past + 2};
+  const rope::View<const float> in(original.data(), tokens, q_heads + kv_heads, row, d);
+  const rope::View<const float> out(qkv.data(), tokens, q_heads + kv_heads, row, d);
+  rope_test::require_rotation_of<float>(in, out, d, rope::Layout::half_split, at,
+                                        rope::Direction::forward);
+  for (std::size_t t = 0; t < tokens; ++t) {  // v untouched
+    const std::size_t v = t * row + (q_heads + kv_heads) * d;
+    REQUIRE(std::memcmp(qkv.data() + v, original.data() + v, kv_heads * d * sizeof(float)) == 0);
+  }
+}
+
+TEST_CASE("api.md: out of place on all threads", "[api]") {
+  const std::size_t tokens = 64, heads = 8;
+  const rope::Rotary<float, 128> rot;
+  std::mt19937_64 rng(3);
+  const auto src = rope_test::random_vector<float>(tokens * heads * 128, rng);
+  std::vector<float> dst(src.size()), one(src.size());
+  std::vector<std::int64_t> positions(tokens);
+  for (std::size_t t = 0; t < tokens; ++t) positions[t] = std::int64_t(3 * t);
+  // [api: execution]
+  rope::Execution execution;
+  execution.threads = 0;  // every hardware thread, if the call is large enough to use them
+  rot.apply(src.data(), dst.data(), tokens, heads, positions.data(), rope::Direction::forward,
+            execution);
+
+  rot.apply(src.data(), one.data(), tokens, heads, positions.data());
+  REQUIRE(std::memcmp(dst.data(), one.data(), dst.size() * sizeof(float)) == 0);
+}
+
+TEST_CASE("api.md: one head as an Eigen vector", "[api]") {
+  rope::Options options;
+  options.head_size = 128;
+  const rope::Rotary<float> rot(options);
+  // [api: one head]
+  Eigen::VectorXf head = Eigen::VectorXf::LinSpaced(128, -1.0f, 1.0f);
+  const Eigen::VectorXf at_5 = rot.rotated(head, 5);  // a rotated copy
+  rot.apply(head, 5);                                 // in place: now equal to at_5
+
+  REQUIRE(head == at_5);
+  Eigen::VectorXf expected = Eigen::VectorXf::LinSpaced(128, -1.0f, 1.0f);
+  rot.apply(expected.data(), 1, 1, rope::Positions::consecutive(5));
+  REQUIRE(head == expected);
+}
+
+TEST_CASE("api.md: context shift of a KV cache", "[api][shift]") {
+  const std::size_t kv_heads = 2, d = 64, cached = 100;
+  const rope::Rotary<float, 64> rot;
+  std::mt19937_64 rng(4);
+  const auto keys = rope_test::random_vector<float>(cached * kv_heads * d, rng);
+  std::vector<float> k_cache = keys;
+  rot.apply(k_cache.data(), cached, kv_heads, rope::Positions::consecutive(0));
+  // [api: shift]
+  // The cache holds keys of positions 0..99, [token][kv_heads][d]. Drop tokens 4..19: tokens
+  // 20..99 move back by 16 positions, to 4..83, and down in memory.
+  const rope::View<float> moved(k_cache.data() + 20 * kv_heads * d, 80, kv_heads, kv_heads * d, d);
+  rot.shift(moved, -16);
+  std::memmove(k_cache.data() + 4 * kv_heads * d, moved.data(), 80 * kv_heads * d * sizeof(float));
+
+  // As if tokens 20..99 had been rotated at 4..83: the shift bound of tests/shift_test.cpp,
+  // 4·γ_3(float) + 2^-53·(|m| + |δ| + |m + δ|), of |a| + |b|.
+  std::vector<float> direct(keys.begin() + 20 * kv_heads * d, keys.end());
+  rot.apply(direct.data(), 80, kv_heads, rope::Positions::consecutive(4));
+  for (std::size_t i = 0; i < direct.size(); ++i) {
+    const std::size_t c = i % d,
+                      partner = i - c + rope_test::partner(c, d, rope::Layout::half_split);
+    const double p = std::abs(double(keys[20 * kv_heads * d + i])) +
+                     std::abs(double(keys[20 * kv_heads * d + partner]));
+    const double bound =
+        (4 * rope_test::gamma<float>(3) + rope_test::unit_roundoff<double> * 200) * p;
+    REQUIRE(std::abs(double(k_cache[4 * kv_heads * d + i]) - double(direct[i])) <= bound);
+  }
+}
+
+TEST_CASE("api.md: converting W_q and W_k to the other pairing", "[api][weights]") {
+  const std::size_t q_heads = 4, kv_heads = 2, d = 16, hidden = 32;
+  std::mt19937_64 rng(5);
+  const Eigen::MatrixXf meta_q = Eigen::MatrixXf::Random(q_heads * d, hidden);
+  const Eigen::MatrixXf meta_k = Eigen::MatrixXf::Random(kv_heads * d, hidden);
+  Eigen::MatrixXf w_q = meta_q, w_k = meta_k;
+  // [api: convert rows]
+  // Meta's W_q [q_heads·d, hidden] and W_k [kv_heads·d, hidden] → HuggingFace's row order.
+  rope::convert_rows(w_q, q_heads, rope::Layout::interleaved, rope::Layout::half_split);
+  rope::convert_rows(w_k, kv_heads, rope::Layout::interleaved, rope::Layout::half_split);
+
+  const auto order = rope::head_permutation(d, rope::Layout::interleaved, rope::Layout::half_split);
+  for (Eigen::Index r = 0; r < w_k.rows(); ++r) {
+    const Eigen::Index source = r - r % Eigen::Index(d) + Eigen::Index(order[std::size_t(r) % d]);
+    REQUIRE(w_k.row(r) == meta_k.row(source));
+  }
+  std::vector<float> buffer(kv_heads * d * hidden);
+  Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
+      buffer.data(), Eigen::Index(kv_heads * d), Eigen::Index(hidden)) = w_k;
+  float* data = buffer.data();
+  const auto rows = Eigen::Index(kv_heads * d);
+  // [api: convert a raw buffer]
+  // A row-major float buffer from a checkpoint, converted back to Meta's order.
+  Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> w(data, rows,
+                                                                                      hidden);
+  rope::convert_rows(w, kv_heads, rope::Layout::half_split, rope::Layout::interleaved);
+
+  REQUIRE(w == meta_k);
+  REQUIRE(rope::converted_rows(w_q, q_heads, rope::Layout::half_split, rope::Layout::interleaved) ==
+          meta_q);
+}
+
+TEST_CASE("api.md: caller-supplied ONNX caches", "[api][cache]") {
+  const std::size_t tokens = 2, heads = 3, rows = 16;
+  std::vector<float> cos_cache(rows * 32), sin_cache(rows * 32);
+  const std::vector<double> theta = rope::inverse_frequencies(64);
+  for (std::size_t m = 0; m < rows; ++m) {
+    for (std::size_t j = 0; j < 32; ++j) {
+      cos_cache[m * 32 + j] = float(std::cos(double(m) * theta[j]));
+      sin_cache[m * 32 + j] = float(std::sin(double(m) * theta[j]));
+    }
+  }
+  std::mt19937_64 rng(6);
+  const auto original = rope_test::random_vector<float>(tokens * heads * 64, rng);
+  std::vector<float> x = original;
+  const std::vector<std::int64_t> position_ids = {7, 3};
+  // [api: cached]
+  rope::CacheOptions cache_options;
+  cache_options.head_size = 64;
+  const rope::CachedRotary<float> onnx(cache_options);
+  const rope::Cache<float> cache{cos_cache.data(), sin_cache.data(), rows, rope::CacheRow::half, 0};
+  onnx.apply(cache, x.data(), tokens, heads, position_ids.data());
+
+  std::vector<float> expected = original;
+  const rope::Rotary<float, 64> rot;
+  rot.apply(expected.data(), tokens, heads, position_ids.data());
+  // The caches hold cos and sin rounded once to float, as rot's table does: the same values.
+  REQUIRE(std::memcmp(x.data(), expected.data(), x.size() * sizeof(float)) == 0);
+}
+
+TEST_CASE("api.md: frequencies, tables and the reference", "[api][scaling]") {
+  // [api: frequencies]
+  rope::Yarn yarn;
+  yarn.factor = 4;
+  yarn.original_max_position_embeddings = 32768;
+  const rope::Frequencies f = rope::frequencies(128, 1000000.0, yarn);
+  // f.theta: the 64 scaled θ_j; f.attention_factor: 0.1·ln(4) + 1
+
+  REQUIRE(f.theta.size() == 64);
+  REQUIRE_THAT(f.attention_factor, Catch::WithinULP(0.1 * std::log(4.0) + 1, 0));
+
+  // [api: table]
+  const std::vector<double> theta = rope::inverse_frequencies(128, 10000.0);
+  const rope::Table<float> table(rope::Layout::interleaved, theta, 4096);
+  const float c = table.cos(7, 3);  // cos(7·θ_3), rounded once to float
+
+  REQUIRE(c == float(std::cos(7 * theta[3])));
+
+  // [api: reference]
+  std::vector<double> head(128, 1.0);
+  rope::reference::rotate_half_split(head.data(), head.size(), 42.0);  // position 42
+
+  const double angle = 42.0 * std::pow(10000.0, -2.0 * 5 / 128);
+  REQUIRE_THAT(head[5], Catch::WithinULP(std::cos(angle) - std::sin(angle), 4));
+}
