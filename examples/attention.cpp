@@ -109,13 +109,13 @@ int main() {
 
   // 3. Context shift: keep token 0 (an attention sink), drop tokens 1..3, move tokens 4..7 to
   //    positions 1..4 by shifting their cached keys by -3. Values carry no position.
-  constexpr Eigen::Index kDrop = 3, kKeep = 1;
-  Matrix shifted = cache.keys.rightCols(kTokens - kKeep - kDrop);
-  layer.rot.shift(
-      rope::View<float>::contiguous(shifted.data(), shifted.cols(), kKeyHeads, kHeadSize), -kDrop);
+  constexpr Eigen::Index kDrop = 3, kKeep = 1, kMoved = Eigen::Index(kTokens) - kKeep - kDrop;
+  Matrix shifted = cache.keys.rightCols(kMoved);
+  layer.rot.shift(rope::View<float>::contiguous(shifted.data(), kMoved, kKeyHeads, kHeadSize),
+                  -kDrop);
   // The same keys rotated directly at positions 1..4.
-  Matrix direct = (layer.w_k * x.rightCols(kTokens - kKeep - kDrop)).eval();
-  layer.rot.apply(direct.data(), std::size_t(direct.cols()), kKeyHeads,
+  Matrix direct = (layer.w_k * x.rightCols(kMoved)).eval();
+  layer.rot.apply(direct.data(), std::size_t(kMoved), kKeyHeads,
                   rope::Positions::consecutive(kKeep));
   // Per coordinate, |shifted − direct| ≤ (4·γ_3 + 2^-53·(|m| + |δ| + |m + δ|))·(|a| + |b|) for
   // its pair (a, b) of unrotated key (docs/api.md, Rotary::shift), and

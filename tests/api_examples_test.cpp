@@ -154,11 +154,11 @@ TEST_CASE("api.md: converting W_q and W_k to the other pairing", "[api][weights]
   Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
       buffer.data(), Eigen::Index(kv_heads * d), Eigen::Index(hidden)) = w_k;
   float* data = buffer.data();
-  const auto rows = Eigen::Index(kv_heads * d);
+  const auto rows = Eigen::Index(kv_heads * d), columns = Eigen::Index(hidden);
   // [api: convert a raw buffer]
   // A row-major float buffer from a checkpoint, converted back to Meta's order.
-  Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> w(data, rows,
-                                                                                      hidden);
+  using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  Eigen::Map<RowMajor> w(data, rows, columns);
   rope::convert_rows(w, kv_heads, rope::Layout::half_split, rope::Layout::interleaved);
 
   REQUIRE(w == meta_k);
@@ -218,4 +218,26 @@ TEST_CASE("api.md: frequencies, tables and the reference", "[api][scaling]") {
 
   const double angle = 42.0 * std::pow(10000.0, -2.0 * 5 / 128);
   REQUIRE_THAT(head[5], Catch::WithinULP(std::cos(angle) - std::sin(angle), 4));
+}
+
+TEST_CASE("getting-started.md: the pasted scalar kernel with its own cos and sin", "[api]") {
+  const std::size_t d = 64;
+  const std::int64_t m = 1000;
+  std::mt19937_64 rng(7);
+  const auto original = rope_test::random_vector<float>(d, rng);
+  std::vector<float> x = original;
+  // [getting-started: paste]
+  // cos[j] and sin[j] at position m for a head of size d, straight from the formula.
+  std::vector<float> cos(d / 2), sin(d / 2);
+  for (std::size_t j = 0; j < d / 2; ++j) {
+    const double angle = double(m) * std::pow(10000.0, -2.0 * double(j) / double(d));
+    cos[j] = float(std::cos(angle));
+    sin[j] = float(std::sin(angle));
+  }
+  rope::reference::apply_half_split(x.data(), d, cos.data(), sin.data());
+
+  rope_test::require_rotation_of<float>(
+      rope::View<const float>::contiguous(original.data(), 1, 1, d),
+      rope::View<const float>::contiguous(x.data(), 1, 1, d), d, rope::Layout::half_split, {m},
+      rope::Direction::forward);
 }

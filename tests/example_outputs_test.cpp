@@ -95,8 +95,8 @@ TEST_CASE("long_term_decay.csv is RoFormer's relative upper bound", "[examples]"
     const double half = kHeadSize / 2.0;
     const double tolerance = (half + 1) / 2 * (5 * kU * r + 5 * kU) + half * kU;
     INFO("r = " << r);
-    REQUIRE(std::abs(v[1] - double(relative_bound(plain, r))) <= tolerance);
-    REQUIRE(std::abs(v[2] - double(relative_bound(scaled, r))) <= tolerance);
+    REQUIRE(std::abs(v[1] - double(relative_bound(plain, (long double)r))) <= tolerance);
+    REQUIRE(std::abs(v[2] - double(relative_bound(scaled, (long double)r))) <= tolerance);
     if (r == 0) REQUIRE(v[1] == (half + 1) / 2);  // S_j = j: (1/(d/2))·Σ j = (d/2 + 1)/2
     ++rows;
     largest_r = r;

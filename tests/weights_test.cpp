@@ -25,11 +25,11 @@ std::size_t hf_permute_source(std::size_t row, std::size_t d) {
 }
 
 template <class Matrix>
-Matrix random_matrix(Eigen::Index rows, Eigen::Index columns, std::mt19937_64& rng) {
+Matrix random_matrix(std::size_t rows, std::size_t columns, std::mt19937_64& rng) {
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
-  Matrix m(rows, columns);
-  for (Eigen::Index i = 0; i < rows; ++i) {
-    for (Eigen::Index j = 0; j < columns; ++j) m(i, j) = typename Matrix::Scalar(uniform(rng));
+  Matrix m(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(columns));
+  for (Eigen::Index i = 0; i < m.rows(); ++i) {
+    for (Eigen::Index j = 0; j < m.cols(); ++j) m(i, j) = typename Matrix::Scalar(uniform(rng));
   }
   return m;
 }

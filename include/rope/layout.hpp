@@ -38,7 +38,7 @@ enum class Direction { forward, inverse };
 ///   double, rounded once to T: within 1 ulp of T at every position (docs/numerics.md).
 /// - `pytorch_float32`: HuggingFace's float32 recipe, for parity with a PyTorch reference:
 ///   θ_j = 1/base^(2j/d), the position and the product m·θ_j, and the attention factor's product
-///   all in float32. At position 10^6 its angles are off by up to 0.03 rad.
+///   all in float32. At position 10^6 its angles are off by up to 0.05 rad (docs/numerics.md).
 enum class Angles { exact, pytorch_float32 };
 
 }  // namespace rope
