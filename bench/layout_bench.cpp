@@ -1,6 +1,6 @@
 // The benchmark suite: rope's kernels against the memory-bandwidth limit and the scalar loop, over
 // the shapes of real models, both layouts, four element types, in place, out of place, fused
-// q+k, two threads and streaming stores.
+// q+k, two threads, streaming stores and context shifts.
 //
 // Cost model, per element rotated: one load and one store of T (2·sizeof(T) bytes), plus the
 // token's table row (read once for all heads of the token); 3 flops (a pair takes 4 multiplies
@@ -274,7 +274,15 @@ void std_thread_start_join(benchmark::State& state) {
 // --- rope --------------------------------------------------------------------------------------
 
 // How a rope benchmark calls the library.
-enum class Call { in_place, out_of_place, qk, two_threads, two_threads_unthrottled, streaming };
+enum class Call {
+  in_place,
+  out_of_place,
+  qk,
+  two_threads,
+  two_threads_unthrottled,
+  streaming,
+  shift
+};
 
 const char* call_name(Call call) {
   switch (call) {
@@ -290,6 +298,8 @@ const char* call_name(Call call) {
       return "apply_2_threads_unthrottled";
     case Call::streaming:
       return "apply_streaming";
+    case Call::shift:
+      return "shift";
   }
   return "";
 }
@@ -318,6 +328,9 @@ void rope_kernel(benchmark::State& state, Call call, Layout layout, Shape shape)
           break;
         case Call::qk:
           rot.apply_qk(q, k, positions.data());
+          break;
+        case Call::shift:  // a context shift of every token by the same delta
+          rot.shift(rope::View<T>::contiguous(x.data(), tokens, shape.heads(), d), -3);
           break;
         default:
           rot.apply(x.data(), tokens, shape.heads(), positions.data(), rope::Direction::forward,
@@ -361,6 +374,7 @@ void register_type() {
       std::vector<Call> calls = {Call::in_place, Call::out_of_place, Call::two_threads};
       if (shape.k_heads > 0) calls.push_back(Call::qk);
       if (shape.tokens >= 512) calls.push_back(Call::streaming);
+      if (shape.tokens >= 512) calls.push_back(Call::shift);
       if (shape.tokens <= 16) calls.push_back(Call::two_threads_unthrottled);
       for (const Call call : calls) {
         add(name(call_name(call) + l, type, shape), shape, rope_kernel<T>, call, layout, shape);
@@ -399,7 +413,8 @@ class SummaryReporter : public benchmark::ConsoleReporter {
         "threads = 2; small calls stay on one thread). vs scalar: scalar loop time / in-place\n"
         "time. memcpy and stream copy: time / the copy loop's time. x convert (16-bit types): "
         "in-place\n"
-        "time / time of a pass that only widens to float, multiplies and rounds back.\n\n");
+        "time / time of a pass that only widens to float, multiplies and rounds back. shift:\n"
+        "Rotary::shift time / the in-place limit.\n\n");
 #if defined(_OPENMP)
     std::printf("Threads: OpenMP. ");
 #else
@@ -412,8 +427,8 @@ class SummaryReporter : public benchmark::ConsoleReporter {
     std::printf("\n\n");
     std::printf(
         "| dtype | shape | layout | GB/s | x limit | out of place | q+k | 2 threads | streaming "
-        "| vs scalar | memcpy | stream copy | x convert |\n");
-    std::printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        "| vs scalar | memcpy | stream copy | x convert | shift |\n");
+    std::printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (const char* type : {"float", "double", "half", "bfloat16"}) {
       const std::size_t size = std::string(type) == "double"  ? 8
                                : std::string(type) == "float" ? 4
@@ -435,7 +450,7 @@ class SummaryReporter : public benchmark::ConsoleReporter {
             return std::string(text);
           };
           std::printf(
-              "| %s | %s | %s | %.1f | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", type,
+              "| %s | %s | %s | %.1f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", type,
               shape.name().c_str(), rope::to_string(layout),
               double(2 * shape.elements() * size) / apply, cell(apply / in_place_limit).c_str(),
               cell(time("apply_out_of_place" + l) / copy_limit).c_str(),
@@ -444,7 +459,8 @@ class SummaryReporter : public benchmark::ConsoleReporter {
               cell(time("apply_streaming" + l) / copy_limit).c_str(),
               cell(time("scalar" + l) / apply).c_str(), cell(time("memcpy") / copy_limit).c_str(),
               cell(time("stream_copy") / copy_limit).c_str(),
-              cell(apply / time("convert_in_place")).c_str());
+              cell(apply / time("convert_in_place")).c_str(),
+              cell(time("shift" + l) / in_place_limit).c_str());
         }
       }
     }

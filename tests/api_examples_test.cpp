@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include <Eigen/Core>
@@ -240,4 +242,52 @@ TEST_CASE("getting-started.md: the pasted scalar kernel with its own cos and sin
       rope::View<const float>::contiguous(original.data(), 1, 1, d),
       rope::View<const float>::contiguous(x.data(), 1, 1, d), d, rope::Layout::half_split, {m},
       rope::Direction::forward);
+}
+
+TEST_CASE("api.md: views, positions and token ranges", "[api]") {
+  const std::size_t tokens = 3, heads = 2, d = 64;
+  const rope::Rotary<float, 64> rot;
+  std::mt19937_64 rng(8);
+  const auto original = rope_test::random_vector<float>(tokens * heads * d, rng);
+  std::vector<float> k = original;
+  // [api: view]
+  // A [heads][tokens][d] tensor (HuggingFace's attention layout) as one View.
+  const rope::View<float> by_head(k.data(), tokens, heads, d, tokens * d);
+  rot.apply(by_head, rope::Positions::consecutive(0));
+
+  const std::vector<std::int64_t> at = {0, 1, 2};
+  rope_test::require_rotation_of<float>(
+      rope::View<const float>(original.data(), tokens, heads, d, tokens * d), by_head, d,
+      rope::Layout::half_split, at, rope::Direction::forward);
+
+  std::vector<float> a = original, b = original, c = original;
+  // [api: positions]
+  const std::int64_t position_ids[] = {5, 6, 7};      // PyTorch's dtype
+  const std::int32_t engine_positions[] = {5, 6, 7};  // llama.cpp's
+  rot.apply(a.data(), 3, heads, position_ids);
+  rot.apply(b.data(), 3, heads, engine_positions);
+  rot.apply(c.data(), 3, heads, rope::Positions::consecutive(5));  // the same three rotations
+
+  REQUIRE(a == b);
+  REQUIRE(a == c);
+  REQUIRE(a != original);
+
+  std::vector<float> whole(original.size()), parts(original.size());
+  const auto src_view = rope::View<const float>::contiguous(original.data(), tokens, heads, d);
+  const auto dst_view = rope::View<float>::contiguous(parts.data(), tokens, heads, d);
+  rot.apply(original.data(), whole.data(), tokens, heads, position_ids);
+  for (std::size_t w = 0, n = 2; w < n; ++w) {
+    // [api: token range]
+    // Worker w of n rotates its share of the batch; every worker uses the same rot.
+    const rope::TokenRange range{tokens * w / n, tokens * (w + 1) / n};
+    rot.apply(src_view, dst_view, position_ids, range);
+  }
+  REQUIRE(whole == parts);
+
+  // [api: layout name]
+  const char* name = rope::to_string(rot.layout());  // "half_split"
+
+  REQUIRE(std::string(name) == "half_split");
+  static_assert(std::is_same_v<rope::Rotary<Eigen::bfloat16>::Compute, float>);
+  static_assert(std::is_same_v<rope::compute_t<double>, double>);
 }
