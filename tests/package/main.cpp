@@ -20,7 +20,6 @@ int main() {
       return 1;
     }
   }
-  std::printf("rope %d.%d.%d: ok\n", ROPE_VERSION_MAJOR,
-              ROPE_VERSION_MINOR, ROPE_VERSION_PATCH);
+  std::printf("rope %d.%d.%d: ok\n", ROPE_VERSION_MAJOR, ROPE_VERSION_MINOR, ROPE_VERSION_PATCH);
   return 0;
 }
