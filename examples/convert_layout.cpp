@@ -50,8 +50,8 @@ int main() {
 
   // The conversion HuggingFace's script applies, and the layout that goes with it.
   const auto from = rope::Layout::interleaved, to = rope::Layout::half_split;
-  const Matrix w_q_hf = rope::converted_rows(w_q, kQueryHeads, from, to);
-  const Matrix w_k_hf = rope::converted_rows(w_k, kKeyHeads, from, to);
+  const Matrix w_q_hf = rope::converted_rows(w_q, kQueryHeads, kHeadSize, from, to);
+  const Matrix w_k_hf = rope::converted_rows(w_k, kKeyHeads, kHeadSize, from, to);
 
   rope::Options meta_options, hf_options;
   meta_options.head_size = hf_options.head_size = kHeadSize;
@@ -102,7 +102,7 @@ int main() {
       "  Meta weights + half_split (the mistake):                      max |dscore| = "
       "%.3g\n",
       wrong);
-  const bool back = rope::converted_rows(w_q_hf, kQueryHeads, to, from) == w_q;
+  const bool back = rope::converted_rows(w_q_hf, kQueryHeads, kHeadSize, to, from) == w_q;
   std::printf("  converting back restores W_q exactly: %s\n", back ? "yes" : "NO");
   const bool ok = same <= bound && wrong > 1000 * bound && back;
   std::printf(ok ? "same scores after conversion: ok\n" : "FAILED\n");

@@ -144,8 +144,8 @@ TEST_CASE("api.md: converting W_q and W_k to the other pairing", "[api][weights]
   Eigen::MatrixXf w_q = meta_q, w_k = meta_k;
   // [api: convert rows]
   // Meta's W_q [q_heads·d, hidden] and W_k [kv_heads·d, hidden] → HuggingFace's row order.
-  rope::convert_rows(w_q, q_heads, rope::Layout::interleaved, rope::Layout::half_split);
-  rope::convert_rows(w_k, kv_heads, rope::Layout::interleaved, rope::Layout::half_split);
+  rope::convert_rows(w_q, q_heads, d, rope::Layout::interleaved, rope::Layout::half_split);
+  rope::convert_rows(w_k, kv_heads, d, rope::Layout::interleaved, rope::Layout::half_split);
 
   const auto order = rope::head_permutation(d, rope::Layout::interleaved, rope::Layout::half_split);
   for (Eigen::Index r = 0; r < w_k.rows(); ++r) {
@@ -161,11 +161,11 @@ TEST_CASE("api.md: converting W_q and W_k to the other pairing", "[api][weights]
   // A row-major float buffer from a checkpoint, converted back to Meta's order.
   using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   Eigen::Map<RowMajor> w(data, rows, columns);
-  rope::convert_rows(w, kv_heads, rope::Layout::half_split, rope::Layout::interleaved);
+  rope::convert_rows(w, kv_heads, d, rope::Layout::half_split, rope::Layout::interleaved);
 
   REQUIRE(w == meta_k);
-  REQUIRE(rope::converted_rows(w_q, q_heads, rope::Layout::half_split, rope::Layout::interleaved) ==
-          meta_q);
+  REQUIRE(rope::converted_rows(w_q, q_heads, d, rope::Layout::half_split,
+                               rope::Layout::interleaved) == meta_q);
 }
 
 TEST_CASE("api.md: caller-supplied ONNX caches", "[api][cache]") {

@@ -67,14 +67,14 @@ TEST_CASE("convert_rows: every row lands where head_permutation says, in place o
   for (const auto from : {Layout::interleaved, Layout::half_split}) {
     for (const auto to : {Layout::interleaved, Layout::half_split}) {
       const auto order = rope::head_permutation(d, from, to);
-      const Eigen::MatrixXd copied = rope::converted_rows(w, heads, from, to);
+      const Eigen::MatrixXd copied = rope::converted_rows(w, heads, d, from, to);
       Eigen::MatrixXd in_place = w;
-      rope::convert_rows(in_place, heads, from, to);
+      rope::convert_rows(in_place, heads, d, from, to);
       // Row-major storage and a transposed view give the same rows.
       Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> row_major = w;
-      rope::convert_rows(row_major, heads, from, to);
+      rope::convert_rows(row_major, heads, d, from, to);
       Eigen::MatrixXd transposed = w.transpose();
-      rope::convert_rows(transposed.transpose(), heads, from, to);
+      rope::convert_rows(transposed.transpose(), heads, d, from, to);
       for (std::size_t r = 0; r < heads * d; ++r) {
         const auto source = Eigen::Index(r - r % d + order[r % d]);
         const auto i = Eigen::Index(r);
@@ -83,7 +83,7 @@ TEST_CASE("convert_rows: every row lands where head_permutation says, in place o
         REQUIRE(row_major.row(i) == w.row(source));
         REQUIRE(transposed.col(i) == w.row(source).transpose());
       }
-      REQUIRE(rope::converted_rows(copied, heads, to, from) == w);  // and back
+      REQUIRE(rope::converted_rows(copied, heads, d, to, from) == w);  // and back
     }
   }
 }
@@ -121,10 +121,10 @@ TEMPLATE_TEST_CASE(
     const rope::Rotary<TestType> meta(meta_options), hf(hf_options);
     Matrix q_meta, k_meta, q_hf, k_hf, q_wrong, k_wrong;
     project(meta, w_q, b_q, w_k, b_k, q_meta, k_meta);
-    project(hf, rope::converted_rows(w_q, q_heads, Layout::interleaved, Layout::half_split),
-            rope::converted_rows(b_q, q_heads, Layout::interleaved, Layout::half_split),
-            rope::converted_rows(w_k, k_heads, Layout::interleaved, Layout::half_split),
-            rope::converted_rows(b_k, k_heads, Layout::interleaved, Layout::half_split), q_hf,
+    project(hf, rope::converted_rows(w_q, q_heads, d, Layout::interleaved, Layout::half_split),
+            rope::converted_rows(b_q, q_heads, d, Layout::interleaved, Layout::half_split),
+            rope::converted_rows(w_k, k_heads, d, Layout::interleaved, Layout::half_split),
+            rope::converted_rows(b_k, k_heads, d, Layout::interleaved, Layout::half_split), q_hf,
             k_hf);
     project(hf, w_q, b_q, w_k, b_k, q_wrong, k_wrong);  // the common mistake: unconverted weights
 
@@ -172,12 +172,18 @@ TEST_CASE("convert_rows: bad shapes throw std::invalid_argument naming the value
           "[weights][errors]") {
   Eigen::MatrixXf w = Eigen::MatrixXf::Ones(12, 3);
   const auto from = Layout::interleaved, to = Layout::half_split;
-  REQUIRE_THROWS_AS(rope::convert_rows(w, 0, from, to), std::invalid_argument);
-  REQUIRE_THROWS_WITH(rope::convert_rows(w, 5, from, to),
-                      Catch::Contains("12 rows cannot hold 5 heads"));
-  REQUIRE_THROWS_WITH(rope::convert_rows(w, 4, from, to),
+  REQUIRE_THROWS_AS(rope::convert_rows(w, 0, 6, from, to), std::invalid_argument);
+  REQUIRE_THROWS_WITH(rope::convert_rows(w, 0, 6, from, to),
+                      Catch::Contains("12 rows is not 0 heads x head_size 6"));
+  REQUIRE_THROWS_WITH(rope::convert_rows(w, 5, 2, from, to),
+                      Catch::Contains("12 rows is not 5 heads x head_size 2"));
+  // W_k of 2 key heads of 6 converted with the query head count, 3: the rows divide, and still
+  // the call refuses, because 3 heads of 6 are 18 rows.
+  REQUIRE_THROWS_WITH(rope::convert_rows(w, 3, 6, from, to),
+                      Catch::Contains("12 rows is not 3 heads x head_size 6"));
+  REQUIRE_THROWS_WITH(rope::convert_rows(w, 4, 3, from, to),
                       Catch::Contains("head_size 3 must be even"));
-  REQUIRE_THROWS_WITH(rope::convert_rows(w, 2, from, to, 4, 4),
+  REQUIRE_THROWS_WITH(rope::convert_rows(w, 2, 6, from, to, 4, 4),
                       Catch::Contains("rotary_offset 4 + rotary_dim 4 exceeds the head size 6"));
   REQUIRE_THROWS_WITH(rope::head_permutation(6, from, to, 3),
                       Catch::Contains("rotary_dim 3 must be even"));

@@ -48,28 +48,30 @@ inline std::vector<std::size_t> head_permutation(std::size_t head_size, Layout f
 /// Permutes the rows of a projection matrix, in place, so that a model written for the `from`
 /// pairing gives the same attention scores with the `to` pairing.
 ///
-/// Rows are output features, `heads` heads of head_size = rows / heads coordinates each, as in
-/// PyTorch's nn.Linear weight [out_features, in_features] and the checkpoints saved from it (pass
+/// Rows are output features, `heads` heads of `head_size` coordinates each, as in PyTorch's
+/// nn.Linear weight [out_features, in_features] and the checkpoints saved from it (pass
 /// `w.transpose()` for a matrix stored the other way round). Convert W_q with the query heads and
 /// W_k with the key heads (fewer under grouped-query attention), and a bias vector (Qwen2's
-/// q_proj.bias) the same way as its matrix. W_v and W_o are never permuted.
+/// q_proj.bias) the same way as its matrix. W_v and W_o are never permuted. Both counts are
+/// asked for so that W_k given the query head count is an error, not a wrong permutation.
 ///
 /// Meta's LLaMA checkpoints are interleaved; HuggingFace's conversion script applies
 /// interleaved → half_split to W_q and W_k, and llama.cpp's converter applies the inverse.
 ///
-/// Throws std::invalid_argument if heads is 0 or does not divide the rows, or for a bad head
-/// size or slice (see head_permutation). O(rows · columns) time, O(rows) extra memory.
+/// Throws std::invalid_argument if the rows are not heads × head_size (naming all three), or for
+/// a bad head size or slice (see head_permutation). O(rows · columns) time, O(rows) bits of
+/// extra memory.
 template <class Derived>
-void convert_rows(const Eigen::MatrixBase<Derived>& weights, std::size_t heads, Layout from,
-                  Layout to, std::size_t rotary_dim = 0, std::size_t rotary_offset = 0) {
+void convert_rows(const Eigen::MatrixBase<Derived>& weights, std::size_t heads,
+                  std::size_t head_size, Layout from, Layout to, std::size_t rotary_dim = 0,
+                  std::size_t rotary_offset = 0) {
   auto& w = const_cast<Eigen::MatrixBase<Derived>&>(weights);
   const auto rows = static_cast<std::size_t>(w.rows());
-  if (heads == 0 || rows % heads != 0) {
+  if (heads == 0 || rows / heads != head_size || rows % heads != 0) {
     ROPE_THROW(std::invalid_argument, "rope: a matrix of " + std::to_string(rows) +
-                                          " rows cannot hold " + std::to_string(heads) +
-                                          " heads of equal size");
+                                          " rows is not " + std::to_string(heads) +
+                                          " heads x head_size " + std::to_string(head_size));
   }
-  const std::size_t head_size = rows / heads;
   const std::vector<std::size_t> order =
       head_permutation(head_size, from, to, rotary_dim, rotary_offset);
   // Row i takes row source(i); each cycle of the permutation is walked once with swaps.
@@ -88,11 +90,11 @@ void convert_rows(const Eigen::MatrixBase<Derived>& weights, std::size_t heads, 
 /// convert_rows into a new matrix; `weights` is not modified.
 template <class Derived>
 typename Derived::PlainObject converted_rows(const Eigen::MatrixBase<Derived>& weights,
-                                             std::size_t heads, Layout from, Layout to,
-                                             std::size_t rotary_dim = 0,
+                                             std::size_t heads, std::size_t head_size, Layout from,
+                                             Layout to, std::size_t rotary_dim = 0,
                                              std::size_t rotary_offset = 0) {
   typename Derived::PlainObject result = weights;
-  convert_rows(result, heads, from, to, rotary_dim, rotary_offset);
+  convert_rows(result, heads, head_size, from, to, rotary_dim, rotary_offset);
   return result;
 }
 
