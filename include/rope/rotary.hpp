@@ -194,8 +194,11 @@ class Rotary {
     Table<Compute>::compute_row(layout(), frequencies_.theta, std::abs(double(delta)), row.data(),
                                 1.0, angles_);
     const detail::Job<T> job{keys, keys};
-    run(&job, 1, TokenRange{0, keys.tokens()}, Positions::consecutive(0),
-        delta < 0 ? Direction::inverse : Direction::forward, execution, row.data());
+    const TokenRange all{0, keys.tokens()};
+    const Direction direction = delta < 0 ? Direction::inverse : Direction::forward;
+    detail::for_each_part(all, parts(&job, 1, all, execution), [&](std::size_t, TokenRange tokens) {
+      run_fixed(&job, 1, tokens, direction, row.data());
+    });
   }
 
   /// Returns one head (any Eigen vector expression of head_size T) rotated to `position`.
@@ -241,32 +244,33 @@ class Rotary {
     }
   }
 
-  // Checks the positions (and streaming's requirements), then splits the tokens over threads.
-  // With a fixed_row (shift), every token uses that row and the positions are not read.
-  void run(const detail::Job<T>* jobs, std::size_t job_count, TokenRange range,
-           const Positions& positions, Direction direction, const Execution& execution,
-           const Compute* fixed_row = nullptr) const {
-    const std::int64_t largest =
-        fixed_row == nullptr ? detail::check_positions(positions, range) : -1;
+  // Checks streaming's requirements and returns how many parts (threads) the tokens of range
+  // are split into.
+  std::size_t parts(const detail::Job<T>* jobs, std::size_t job_count, TokenRange range,
+                    const Execution& execution) const {
     std::size_t bytes_per_token = 0;
     for (std::size_t i = 0; i < job_count; ++i) {
       if (execution.streaming_stores) detail::check_streaming(jobs[i].src, jobs[i].dst);
       bytes_per_token += 2 * jobs[i].src.heads() * head_size_ * sizeof(T);
     }
     const std::size_t count = range.last - range.first;
-    const std::size_t parts = execution.threads == 1
-                                  ? 1
+    return execution.threads == 1 ? 1
                                   : detail::thread_count(execution, count, bytes_per_token * count);
+  }
+
+  // Checks the positions (and streaming's requirements), then splits the tokens over threads.
+  void run(const detail::Job<T>* jobs, std::size_t job_count, TokenRange range,
+           const Positions& positions, Direction direction, const Execution& execution) const {
+    const std::int64_t largest = detail::check_positions(positions, range);
+    const std::size_t part_count = parts(jobs, job_count, range, execution);
     // Rows of positions past the table are computed into scratch, one row per part.
     std::vector<Compute> scratch;
     if (largest >= 0 && static_cast<std::size_t>(largest) >= table_.positions()) {
-      scratch.resize(parts * rotary_dim_);
+      scratch.resize(part_count * rotary_dim_);
     }
-    detail::for_each_part(range, parts, [&](std::size_t part, TokenRange tokens) {
+    detail::for_each_part(range, part_count, [&](std::size_t part, TokenRange tokens) {
       Compute* row = scratch.empty() ? nullptr : scratch.data() + part * rotary_dim_;
-      if (fixed_row != nullptr) {
-        run_fixed(jobs, job_count, tokens, direction, fixed_row);
-      } else if (direction == Direction::forward) {
+      if (direction == Direction::forward) {
         run<Direction::forward>(jobs, job_count, tokens, positions, execution, row);
       } else {
         run<Direction::inverse>(jobs, job_count, tokens, positions, execution, row);
@@ -290,7 +294,8 @@ class Rotary {
     run<D, Eigen::Dynamic, ordinary>(jobs, job_count, tokens, positions, scratch);
   }
 
-  // Every token by the same row (ordinary stores; streaming is rejected in place).
+  // Every token by the same row (ordinary stores; streaming is rejected in place). Instantiated
+  // only by shift, so that code which never shifts does not compile these kernels.
   void run_fixed(const detail::Job<T>* jobs, std::size_t job_count, TokenRange tokens,
                  Direction direction, const Compute* row) const {
     const detail::Slice slice{rotary_offset_, rotary_dim_, head_size_};
