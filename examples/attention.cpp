@@ -113,8 +113,10 @@ int main() {
   Matrix shifted = cache.keys.rightCols(kMoved);
   layer.rot.shift(rope::View<float>::contiguous(shifted.data(), kMoved, kKeyHeads, kHeadSize),
                   -kDrop);
-  // The same keys rotated directly at positions 1..4.
-  Matrix direct = (layer.w_k * x.rightCols(kMoved)).eval();
+  // The same keys rotated directly at positions 1..4 (projected as in step 2, so that only the
+  // rotations differ).
+  Matrix direct(kKeyHeads * kHeadSize, kMoved);
+  for (Eigen::Index j = 0; j < kMoved; ++j) direct.col(j) = layer.w_k * x.col(kKeep + kDrop + j);
   layer.rot.apply(direct.data(), std::size_t(kMoved), kKeyHeads,
                   rope::Positions::consecutive(kKeep));
   // Per coordinate, |shifted − direct| ≤ (4·γ_3 + 2^-53·(|m| + |δ| + |m + δ|))·(|a| + |b|) for
