@@ -121,17 +121,15 @@ TEST_CASE("api.md: context shift of a KV cache", "[api][shift]") {
   rot.shift(moved, -16);
   std::memmove(k_cache.data() + 4 * kv_heads * d, moved.data(), 80 * kv_heads * d * sizeof(float));
 
-  // As if tokens 20..99 had been rotated at 4..83: the shift bound of tests/shift_test.cpp,
-  // 4·γ_3(float) + 2^-53·(|m| + |δ| + |m + δ|), of |a| + |b|.
+  // As if tokens 20..99 had been rotated at 4..83, within the shift bound (support.hpp): from
+  // m ≤ 99 by δ = −16.
   std::vector<float> direct(keys.begin() + 20 * kv_heads * d, keys.end());
   rot.apply(direct.data(), 80, kv_heads, rope::Positions::consecutive(4));
   for (std::size_t i = 0; i < direct.size(); ++i) {
-    const std::size_t c = i % d,
-                      partner = i - c + rope_test::partner(c, d, rope::Layout::half_split);
+    const std::size_t partner = rope_test::partner_index(i, d, rope::Layout::half_split);
     const double p = std::abs(double(keys[20 * kv_heads * d + i])) +
                      std::abs(double(keys[20 * kv_heads * d + partner]));
-    const double bound =
-        (4 * rope_test::gamma<float>(3) + rope_test::unit_roundoff<double> * 200) * p;
+    const double bound = rope_test::shift_bound<float>(p, 1.0, 99.0, -16.0);
     REQUIRE(std::abs(double(k_cache[4 * kv_heads * d + i]) - double(direct[i])) <= bound);
   }
 }

@@ -41,9 +41,8 @@ struct Loss {
     double terms = 0, propagated = 0;
     for (std::size_t i = 0; i < y.size(); ++i) {
       terms += std::abs(g[i] * y[i]) + 0.5 * y[i] * y[i];
-      const std::size_t head = i - i % d;
       const double pair =
-          std::abs(x[i]) + std::abs(x[head + rope_test::partner(i % d, d, rot.layout())]);
+          std::abs(x[i]) + std::abs(x[rope_test::partner_index(i, d, rot.layout())]);
       const double position = double(positions[i / (heads * d)]);
       const double e =
           rot.attention_factor() * rope_test::coordinate_bound<double>(pair, position, rot.base());
@@ -85,7 +84,7 @@ TEST_CASE("Backward: the inverse rotation of the output gradient is the input gr
       const std::vector<double> y = loss.forward(x);
       std::vector<double> analytic_error(n);
       for (std::size_t i = 0; i < n; ++i) {
-        const std::size_t p = i - i % d + rope_test::partner(i % d, d, layout);
+        const std::size_t p = rope_test::partner_index(i, d, layout);
         const double position = double(positions[i / (heads * d)]);
         const auto e = [&](std::size_t k) {
           const double f = rot.attention_factor();

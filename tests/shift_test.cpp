@@ -17,9 +17,6 @@
 
 namespace {
 
-using rope_test::gamma;
-using rope_test::unit_roundoff;
-
 struct Scheme {
   std::string name;
   rope::Scaling scaling;
@@ -48,30 +45,6 @@ std::vector<Scheme> schemes(std::size_t rotary_dim) {
           {"FrequencyFactors", rope::FrequencyFactors{factors}}};
 }
 
-// Bound on |shift(apply(x, m), δ) − apply(x, m + δ)| for one coordinate of a pair whose input
-// (a, b) has p = |a| + |b|, in a Rotary<T> whose cos and sin carry the factor f:
-//  - each pass through a kernel errs by at most γ_3(C)·(|a| + |b|) of its input pair per
-//    coordinate (support.hpp); the second pass's input pair has |a'| + |b'| ≤ √2·‖(a', b')‖ ≤
-//    √2·f·p, and the first pass's error vector (norm ≤ √2·γ_3·f·p) is rotated, not grown. With
-//    the direct call: (√2 + √2 + 1)·γ_3(C)·f·p < 4·γ_3(C)·f·p;
-//  - the angles m·θ, δ·θ, (m + δ)·θ are each one double product (θ_j ≤ 1): they differ from
-//    exact sums by at most u(double)·(|m| + |δ| + |m + δ|), moving a coordinate by that times
-//    ‖(a, b)‖·f ≤ f·p;
-//  - a 16-bit T rounds the intermediate keys and both results: 3·√2·u(T)·f·p, and half the
-//    subnormal spacing each time.
-template <class T>
-double shift_bound(double p, double f, double m, double delta) {
-  using C = rope::compute_t<T>;
-  double bound =
-      4 * gamma<C>(3) * f * p +
-      unit_roundoff<double> * (std::abs(m) + std::abs(delta) + std::abs(m + delta)) * f * p;
-  if constexpr (!std::is_same_v<T, C>) {
-    bound += 3 * std::sqrt(2.0) * unit_roundoff<T> * f * p +
-             1.5 * double(std::numeric_limits<T>::denorm_min());
-  }
-  return bound;
-}
-
 // Compares shifted keys with the keys rotated directly, pair by pair; p from the input x.
 template <class T>
 void require_shifted(const std::vector<T>& x, const std::vector<T>& shifted,
@@ -82,12 +55,10 @@ void require_shifted(const std::vector<T>& x, const std::vector<T>& shifted,
   double worst = 0;
   std::size_t worst_i = 0;
   for (std::size_t i = 0; i < x.size(); ++i) {
-    const std::size_t c = i % d;
-    const std::size_t partner =
-        c < offset ? i : i - c + offset + rope_test::partner(c - offset, r, layout);
+    const std::size_t partner = rope_test::partner_index(i, d, layout, r, offset);
     const double p = std::abs(double(x[i])) + std::abs(double(x[partner]));
-    const double ratio =
-        std::abs(double(shifted[i]) - double(direct[i])) / shift_bound<T>(p, f, m, delta);
+    const double ratio = std::abs(double(shifted[i]) - double(direct[i])) /
+                         rope_test::shift_bound<T>(p, f, m, delta);
     if (!(ratio <= worst)) worst = ratio, worst_i = i;
   }
   INFO("worst coordinate " << worst_i << ": shifted " << double(shifted[worst_i]) << ", direct "

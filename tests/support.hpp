@@ -82,6 +82,30 @@ double output_bound(double pair_abs_sum, double position, double expected, doubl
   }
 }
 
+// Bound on |shift(apply(x, m), δ) − apply(x, m + δ)| for one coordinate of a pair whose input
+// (a, b) has p = |a| + |b|, in a Rotary<T> whose cos and sin carry the factor f:
+//  - each pass through a kernel errs by at most γ_3(C)·(|a| + |b|) of its input pair per
+//    coordinate (support.hpp); the second pass's input pair has |a'| + |b'| ≤ √2·‖(a', b')‖ ≤
+//    √2·f·p, and the first pass's error vector (norm ≤ √2·γ_3·f·p) is rotated, not grown. With
+//    the direct call: (√2 + √2 + 1)·γ_3(C)·f·p < 4·γ_3(C)·f·p;
+//  - the angles m·θ, δ·θ, (m + δ)·θ are each one double product (θ_j ≤ 1): they differ from
+//    exact sums by at most u(double)·(|m| + |δ| + |m + δ|), moving a coordinate by that times
+//    ‖(a, b)‖·f ≤ f·p;
+//  - a 16-bit T rounds the intermediate keys and both results: 3·√2·u(T)·f·p, and half the
+//    subnormal spacing each time.
+template <class T>
+double shift_bound(double p, double f, double m, double delta) {
+  using C = rope::compute_t<T>;
+  double bound =
+      4 * gamma<C>(3) * f * p +
+      unit_roundoff<double> * (std::abs(m) + std::abs(delta) + std::abs(m + delta)) * f * p;
+  if constexpr (!std::is_same_v<T, C>) {
+    bound += 3 * std::sqrt(2.0) * unit_roundoff<T> * f * p +
+             1.5 * double(std::numeric_limits<T>::denorm_min());
+  }
+  return bound;
+}
+
 template <class T>
 std::vector<T> random_vector(std::size_t n, std::mt19937_64& rng) {
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
@@ -94,6 +118,15 @@ std::vector<T> random_vector(std::size_t n, std::mt19937_64& rng) {
 inline std::size_t partner(std::size_t i, std::size_t d, rope::Layout layout) {
   if (layout == rope::Layout::interleaved) return i ^ 1U;
   return i < d / 2 ? i + d / 2 : i - d / 2;
+}
+
+// The index of the coordinate paired with index i of a buffer of heads of size d, whose rotated
+// slice is [offset, offset + rotary_dim) (rotary_dim 0: the whole head); i itself outside it.
+inline std::size_t partner_index(std::size_t i, std::size_t d, rope::Layout layout,
+                                 std::size_t rotary_dim = 0, std::size_t offset = 0) {
+  const std::size_t r = rotary_dim == 0 ? d : rotary_dim, c = i % d;
+  if (c < offset || c >= offset + r) return i;
+  return i - c + offset + partner(c - offset, r, layout);
 }
 
 // One head rotated by the float64 reference; the inverse rotation is the rotation by −position.
