@@ -218,37 +218,6 @@ TEMPLATE_TEST_CASE("Execution::streaming_stores: bitwise the ordinary-store resu
   }
 }
 
-TEST_CASE("Execution::streaming_stores: needs an aligned dst other than src",
-          "[execution][streaming][errors]") {
-  using Catch::Matchers::Contains;
-  const std::size_t tokens = 2, heads = 2, d = 8, n = tokens * heads * d;
-  const rope::Rotary<float, 8> rot;
-  Buffer<float> src(n, 1.0F), dst(n + 16, 0.0F);
-  const std::vector<std::int64_t> positions = {1, 2};
-  Execution streaming;
-  streaming.streaming_stores = true;
-
-  REQUIRE_THROWS_AS(rot.apply(src.data(), dst.data() + 1, tokens, heads, positions.data(),
-                              Direction::forward, streaming),
-                    std::invalid_argument);
-  REQUIRE_THROWS_WITH(rot.apply(src.data(), dst.data() + 1, tokens, heads, positions.data(),
-                                Direction::forward, streaming),
-                      Contains("aligned to 64 bytes") && Contains("dst is 4 bytes past"));
-  REQUIRE(std::all_of(dst.begin(), dst.end(), [](float v) { return v == 0.0F; }));
-  REQUIRE_THROWS_AS(
-      rot.apply(src.data(), tokens, heads, positions.data(), Direction::forward, streaming),
-      std::invalid_argument);
-  REQUIRE_THROWS_WITH(
-      rot.apply(src.data(), tokens, heads, positions.data(), Direction::forward, streaming),
-      Contains("src and dst are the same buffer"));
-  const auto q = View<float>::contiguous(src.data(), tokens, heads, d);
-  const auto k = View<float>::contiguous(dst.data(), tokens, heads, d);
-  REQUIRE_THROWS_AS(rot.apply_qk(q, k, positions.data(), Direction::forward, streaming),
-                    std::invalid_argument);
-  REQUIRE_NOTHROW(rot.apply(src.data(), dst.data() + 16, tokens, heads, positions.data(),
-                            Direction::forward, streaming));
-}
-
 TEMPLATE_TEST_CASE("Alignment: every offset of src and dst gives the same bits",
                    "[execution][alignment]", float, double, Eigen::half, Eigen::bfloat16) {
   using T = TestType;

@@ -167,25 +167,3 @@ TEMPLATE_TEST_CASE(
     REQUIRE(wrong > 100.0);  // without the conversion the scores are simply different
   }
 }
-
-TEST_CASE("convert_rows: bad shapes throw std::invalid_argument naming the values",
-          "[weights][errors]") {
-  Eigen::MatrixXf w = Eigen::MatrixXf::Ones(12, 3);
-  const auto from = Layout::interleaved, to = Layout::half_split;
-  REQUIRE_THROWS_AS(rope::convert_rows(w, 0, 6, from, to), std::invalid_argument);
-  REQUIRE_THROWS_WITH(rope::convert_rows(w, 0, 6, from, to),
-                      Catch::Contains("12 rows is not 0 heads x head_size 6"));
-  REQUIRE_THROWS_WITH(rope::convert_rows(w, 5, 2, from, to),
-                      Catch::Contains("12 rows is not 5 heads x head_size 2"));
-  // W_k of 2 key heads of 6 converted with the query head count, 3: the rows divide, and still
-  // the call refuses, because 3 heads of 6 are 18 rows.
-  REQUIRE_THROWS_WITH(rope::convert_rows(w, 3, 6, from, to),
-                      Catch::Contains("12 rows is not 3 heads x head_size 6"));
-  REQUIRE_THROWS_WITH(rope::convert_rows(w, 4, 3, from, to),
-                      Catch::Contains("head_size 3 must be even"));
-  REQUIRE_THROWS_WITH(rope::convert_rows(w, 2, 6, from, to, 4, 4),
-                      Catch::Contains("rotary_offset 4 + rotary_dim 4 exceeds the head size 6"));
-  REQUIRE_THROWS_WITH(rope::head_permutation(6, from, to, 3),
-                      Catch::Contains("rotary_dim 3 must be even"));
-  REQUIRE(w == Eigen::MatrixXf::Ones(12, 3));
-}

@@ -71,15 +71,17 @@ class CachedRotary {
 
   /// Writes the rotation of src into dst (dst may be src) with the caller's cache.
   ///
-  /// Throws std::invalid_argument for null pointers, overlapping strides, different shapes or
-  /// a row_stride narrower than a row, and std::out_of_range for a cache row < 0 or ≥ rows.
+  /// Throws std::invalid_argument for null pointers, overlapping strides, different shapes, src
+  /// and dst that share a byte without being the same heads, or a row_stride narrower than a row,
+  /// and std::out_of_range for a cache row < 0 or ≥ rows.
   void apply(const Cache<T>& cache, View<const T> src, View<T> dst, Positions positions,
              Direction direction = Direction::forward) const {
     detail::check_view("src", src, options_.head_size);
     detail::check_view("dst", dst, options_.head_size);
     detail::check_same_shape(src, dst);
+    detail::check_disjoint("src", src, "dst", dst, options_.head_size, true);
     check_cache(cache);
-    if (positions.is_null()) {
+    if (positions.is_null() && src.tokens() > 0) {
       ROPE_THROW(std::invalid_argument, "rope: positions is a null pointer");
     }
     positions.visit([&](auto row_index) {

@@ -1,5 +1,5 @@
-// How the library reports errors. Both macros may be defined by the user before the first
-// include of any rope header.
+// How the library reports errors, and the tag that skips the checks of a call. The macro may be
+// defined by the user before the first include of any rope header.
 //
 //   ROPE_THROW(Exception, message)  raise a precondition failure. The default throws
 //                                   `Exception(message)`; when exceptions are disabled
@@ -21,3 +21,19 @@
   } while (false)
 #endif
 #endif
+
+namespace rope {
+
+/// Tag of the entry points that skip every argument check of a call (`rope::unchecked`).
+///
+/// For an engine's hot path that has validated its buffers and positions once: the checks of a
+/// batch call are O(tokens), and O(tokens · heads) for src and dst that interleave with
+/// different strides. An unchecked call with arguments the checked call would reject is
+/// undefined behaviour; docs/errors.md lists what is skipped. The checks of construction
+/// always run.
+struct Unchecked {
+  explicit constexpr Unchecked() = default;
+};
+inline constexpr Unchecked unchecked{};
+
+}  // namespace rope

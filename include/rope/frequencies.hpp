@@ -185,7 +185,8 @@ inline double yarn_mscale(double scale, double mscale = 1.0) {
 ///
 /// Throws std::invalid_argument for a parameter out of range: a factor, length or base that is
 /// not finite and > 0, a factor list whose length is not d/2, beta_fast < beta_slow,
-/// high_freq_factor ≤ low_freq_factor, or an odd or zero d.
+/// high_freq_factor ≤ low_freq_factor, a sequence_length that is negative or not finite, a θ_j
+/// so large that m·θ_j overflows below m = 2^53, or an odd or zero d.
 inline Frequencies frequencies(std::size_t d, double base, const Scaling& scaling,
                                double sequence_length = 0, Angles angles = Angles::exact) {
   const auto base_theta = [angles](std::size_t dim, double b) {
@@ -193,6 +194,10 @@ inline Frequencies frequencies(std::size_t d, double base, const Scaling& scalin
                                    : inverse_frequencies_float32(dim, b);
   };
   std::vector<double> theta = base_theta(d, base);
+  if (!(sequence_length >= 0.0) || !std::isfinite(sequence_length)) {
+    detail::bad_scaling("sequence_length " + std::to_string(sequence_length) +
+                        " must be a finite number >= 0");
+  }
   const std::size_t pairs = theta.size();
   const double dd = static_cast<double>(d);
   Frequencies result = std::visit(
@@ -306,6 +311,13 @@ inline Frequencies frequencies(std::size_t d, double base, const Scaling& scalin
   if (angles == Angles::pytorch_float32) {  // a scheme's θ_j as float32 tensors hold them
     for (double& t : result.theta) t = static_cast<double>(static_cast<float>(t));
     result.attention_factor = static_cast<double>(static_cast<float>(result.attention_factor));
+  }
+  // Every angle m·θ_j, m < 2^53, must be a finite double (only a caller's θ can be this large).
+  for (std::size_t j = 0; j < result.theta.size(); ++j) {
+    if (!std::isfinite(result.theta[j] * 9007199254740991.0)) {
+      detail::bad_scaling("theta_" + std::to_string(j) + " " + std::to_string(result.theta[j]) +
+                          " is too large: the angle at position 2^53 - 1 would overflow");
+    }
   }
   return result;
 }

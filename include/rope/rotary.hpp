@@ -51,6 +51,11 @@ struct Options {
   std::size_t rotary_offset = 0;
   /// Exact angles (default), or PyTorch's float32 recipe for parity with a reference run.
   Angles angles = Angles::exact;
+  /// The most bytes the table may take, max_positions · rotary_dim · sizeof(Compute): the
+  /// constructor throws instead of allocating more. 1 GiB admits 2^21 positions of a 128-wide
+  /// float head. Positions past the table are computed on the fly, so a smaller table costs
+  /// speed, never accuracy.
+  std::size_t table_memory_limit = std::size_t{1} << 30;
 };
 
 /// Rotary position embedding for heads of Dim coordinates of type T.
@@ -86,8 +91,8 @@ class Rotary {
   ///
   /// Throws std::invalid_argument if the head size is odd or zero, disagrees with a fixed Dim,
   /// rotary_dim is odd or rotary_offset + rotary_dim exceeds the head, base is not finite and
-  /// > 0, max_positions is 0 or too large to allocate, or a scaling parameter is out of range
-  /// (see rope::frequencies).
+  /// > 0, max_positions is 0 or its table would exceed table_memory_limit, sequence_length is
+  /// negative or not finite, or a scaling parameter is out of range (see rope::frequencies).
   explicit Rotary(const Options& options = {})
       : head_size_(checked_head_size(options.head_size)),
         rotary_dim_(
@@ -96,7 +101,7 @@ class Rotary {
         base_(options.base),
         frequencies_(rope::frequencies(rotary_dim_, options.base, options.scaling,
                                        options.sequence_length, options.angles)),
-        table_(options.layout, frequencies_.theta, options.max_positions,
+        table_(options.layout, frequencies_.theta, checked_positions(options, rotary_dim_),
                frequencies_.attention_factor, options.angles),
         angles_(options.angles) {}
 
@@ -133,7 +138,7 @@ class Rotary {
   }
 
   /// Writes the rotation of src into dst: same tokens and heads, any strides. dst may be src
-  /// (in place); other overlaps of src and dst are not allowed.
+  /// (in place); src and dst that otherwise share a byte are rejected.
   void apply(View<const T> src, View<T> dst, Positions positions,
              Direction direction = Direction::forward, const Execution& execution = {}) const {
     apply(src, dst, positions, TokenRange{0, src.tokens()}, direction, execution);
@@ -147,14 +152,24 @@ class Rotary {
     detail::check_view("src", src, head_size_);
     detail::check_view("dst", dst, head_size_);
     detail::check_same_shape(src, dst);
+    detail::check_disjoint("src", src, "dst", dst, head_size_, true);
     detail::check_range(range, src.tokens());
+    const detail::Job<T> job{src, dst};
+    check_call(&job, 1, range, positions, execution);
+    run(&job, 1, range, positions, direction, execution);
+  }
+
+  /// apply without any argument check (see rope::Unchecked). Preconditions: the checked call
+  /// would not throw; positions outside [0, 2^53 − 1] give unspecified values.
+  void apply(Unchecked, View<const T> src, View<T> dst, Positions positions, TokenRange range,
+             Direction direction = Direction::forward, const Execution& execution = {}) const {
     const detail::Job<T> job{src, dst};
     run(&job, 1, range, positions, direction, execution);
   }
 
   /// Rotates queries and keys of the same tokens in place in one pass: each token's table row
   /// is read once for all heads of both. q and k may have different head counts (grouped-query
-  /// attention) and different strides.
+  /// attention) and different strides, but must not share a byte.
   void apply_qk(View<T> q, View<T> k, Positions positions, Direction direction = Direction::forward,
                 const Execution& execution = {}) const {
     apply_qk(q, k, positions, TokenRange{0, q.tokens()}, direction, execution);
@@ -169,7 +184,16 @@ class Rotary {
       ROPE_THROW(std::invalid_argument, "rope: q has " + std::to_string(q.tokens()) +
                                             " tokens but k has " + std::to_string(k.tokens()));
     }
+    detail::check_disjoint("q", q, "k", k, head_size_, false);
     detail::check_range(range, q.tokens());
+    const detail::Job<T> jobs[2] = {{q, q}, {k, k}};
+    check_call(jobs, 2, range, positions, execution);
+    run(jobs, 2, range, positions, direction, execution);
+  }
+
+  /// apply_qk without any argument check (see rope::Unchecked), on the same preconditions.
+  void apply_qk(Unchecked, View<T> q, View<T> k, Positions positions, TokenRange range,
+                Direction direction = Direction::forward, const Execution& execution = {}) const {
     const detail::Job<T> jobs[2] = {{q, q}, {k, k}};
     run(jobs, 2, range, positions, direction, execution);
   }
@@ -190,6 +214,7 @@ class Rotary {
   void shift(View<T> keys, std::int64_t delta, const Execution& execution = {}) const {
     detail::check_view("keys", keys, head_size_);
     detail::check_shift(delta);
+    if (execution.streaming_stores) detail::check_streaming(View<const T>(keys), keys);
     std::vector<Compute> row(rotary_dim_);
     Table<Compute>::compute_row(layout(), frequencies_.theta, std::abs(double(delta)), row.data(),
                                 1.0, angles_);
@@ -244,13 +269,32 @@ class Rotary {
     }
   }
 
-  // Checks streaming's requirements and returns how many parts (threads) the tokens of range
-  // are split into.
+  static std::size_t checked_positions(const Options& options, std::size_t rotary_dim) {
+    const std::size_t row_bytes = rotary_dim * sizeof(Compute);
+    if (options.max_positions > options.table_memory_limit / row_bytes) {
+      ROPE_THROW(std::invalid_argument,
+                 "rope: a table of max_positions " + std::to_string(options.max_positions) + " x " +
+                     std::to_string(row_bytes) + " bytes exceeds table_memory_limit " +
+                     std::to_string(options.table_memory_limit) + " bytes (at most " +
+                     std::to_string(options.table_memory_limit / row_bytes) + " positions)");
+    }
+    return options.max_positions;
+  }
+
+  // The checks that need the jobs: positions, and streaming's requirements.
+  static void check_call(const detail::Job<T>* jobs, std::size_t job_count, TokenRange range,
+                         const Positions& positions, const Execution& execution) {
+    detail::check_positions(positions, range);
+    for (std::size_t i = 0; i < job_count && execution.streaming_stores; ++i) {
+      detail::check_streaming(jobs[i].src, jobs[i].dst);
+    }
+  }
+
+  // How many parts (threads) the tokens of range are split into.
   std::size_t parts(const detail::Job<T>* jobs, std::size_t job_count, TokenRange range,
                     const Execution& execution) const {
     std::size_t bytes_per_token = 0;
     for (std::size_t i = 0; i < job_count; ++i) {
-      if (execution.streaming_stores) detail::check_streaming(jobs[i].src, jobs[i].dst);
       bytes_per_token += 2 * jobs[i].src.heads() * head_size_ * sizeof(T);
     }
     const std::size_t count = range.last - range.first;
@@ -258,31 +302,27 @@ class Rotary {
                                   : detail::thread_count(execution, count, bytes_per_token * count);
   }
 
-  // Checks the positions (and streaming's requirements), then splits the tokens over threads.
+  // Splits the tokens over threads.
   void run(const detail::Job<T>* jobs, std::size_t job_count, TokenRange range,
            const Positions& positions, Direction direction, const Execution& execution) const {
-    const std::int64_t largest = detail::check_positions(positions, range);
-    const std::size_t part_count = parts(jobs, job_count, range, execution);
-    // Rows of positions past the table are computed into scratch, one row per part.
-    std::vector<Compute> scratch;
-    if (largest >= 0 && static_cast<std::size_t>(largest) >= table_.positions()) {
-      scratch.resize(part_count * rotary_dim_);
-    }
-    detail::for_each_part(range, part_count, [&](std::size_t part, TokenRange tokens) {
-      Compute* row = scratch.empty() ? nullptr : scratch.data() + part * rotary_dim_;
-      if (direction == Direction::forward) {
-        run<Direction::forward>(jobs, job_count, tokens, positions, execution, row);
-      } else {
-        run<Direction::inverse>(jobs, job_count, tokens, positions, execution, row);
-      }
-    });
+    detail::for_each_part(
+        range, parts(jobs, job_count, range, execution), [&](std::size_t, TokenRange tokens) {
+          // The row of a position past the table, allocated on first use.
+          std::vector<Compute> scratch;
+          if (direction == Direction::forward) {
+            run<Direction::forward>(jobs, job_count, tokens, positions, execution, scratch);
+          } else {
+            run<Direction::inverse>(jobs, job_count, tokens, positions, execution, scratch);
+          }
+        });
   }
 
   // Chooses the kernel for the direction, stores and head size once per part; the loops inside
   // see none of these choices.
   template <Direction D>
   void run(const detail::Job<T>* jobs, std::size_t job_count, TokenRange tokens,
-           const Positions& positions, const Execution& execution, Compute* scratch) const {
+           const Positions& positions, const Execution& execution,
+           std::vector<Compute>& scratch) const {
     constexpr int kHalf = Dim == Eigen::Dynamic ? Eigen::Dynamic : Dim / 2;
     constexpr auto ordinary = detail::Stores::ordinary, streaming = detail::Stores::streaming;
     const bool whole = rotary_dim_ == head_size_;
@@ -313,15 +353,16 @@ class Rotary {
   // Half: rotary_dim/2 when known at compile time (the whole of a fixed-size head), else Dynamic.
   template <Direction D, int Half, detail::Stores W>
   void run(const detail::Job<T>* jobs, std::size_t job_count, TokenRange tokens,
-           const Positions& positions, Compute* scratch) const {
+           const Positions& positions, std::vector<Compute>& scratch) const {
     const detail::Slice slice{rotary_offset_, rotary_dim_, head_size_};
     positions.visit([&](auto position_of) {
       const auto row_of = [&](std::size_t t) -> const Compute* {
         const auto m = static_cast<std::size_t>(position_of(t));
         if (m < table_.positions()) return table_.row(m);
-        Table<Compute>::compute_row(layout(), frequencies_.theta, static_cast<double>(m), scratch,
-                                    frequencies_.attention_factor, angles_);
-        return scratch;
+        scratch.resize(rotary_dim_);
+        Table<Compute>::compute_row(layout(), frequencies_.theta, static_cast<double>(m),
+                                    scratch.data(), frequencies_.attention_factor, angles_);
+        return scratch.data();
       };
       detail::rotate_layout<Half, D, W>(layout(), row_of, jobs, job_count, tokens, slice);
     });

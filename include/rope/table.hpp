@@ -33,8 +33,8 @@ class Table {
   /// entry is multiplied by `scale` (a scaling scheme's attention factor) before its rounding;
   /// `angles` chooses the arithmetic (see Angles).
   ///
-  /// Throws std::invalid_argument if positions is 0, theta is empty, or the table would hold
-  /// more than max_size() elements.
+  /// Throws std::invalid_argument if positions is 0, theta is empty, |scale| is not a finite
+  /// value of T, or the table would hold more than max_size() elements.
   Table(Layout layout, const std::vector<double>& theta, std::size_t positions, double scale = 1.0,
         Angles angles = Angles::exact)
       : layout_(layout), head_size_(2 * theta.size()), positions_(positions) {
@@ -43,6 +43,12 @@ class Table {
     }
     if (theta.empty()) {
       ROPE_THROW(std::invalid_argument, "rope: the table needs at least one frequency, got 0");
+    }
+    if (!(std::abs(scale) <= static_cast<double>(std::numeric_limits<T>::max()))) {
+      ROPE_THROW(std::invalid_argument,
+                 "rope: the attention factor " + std::to_string(scale) +
+                     " is not a finite value of the table's type (largest " +
+                     std::to_string(static_cast<double>(std::numeric_limits<T>::max())) + ")");
     }
     if (positions > max_size() / head_size_) {
       ROPE_THROW(std::invalid_argument, "rope: a table of " + std::to_string(positions) +

@@ -2,7 +2,6 @@
 // element is written, so a call that throws leaves the caller's buffers untouched.
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -17,17 +16,24 @@ namespace rope::detail {
 
 inline std::string str(std::size_t n) { return std::to_string(n); }
 
+// Whether a view's heads are laid out head after head within a token (the smaller stride is the
+// head stride): then addresses grow with h first, then with t.
+template <class T>
+bool heads_inner(const View<T>& view) {
+  return view.tokens() <= 1 || (view.heads() > 1 && view.head_stride() <= view.token_stride());
+}
+
 // Rows of `head_size` elements at data + t·token_stride + h·head_stride must not overlap: along
 // the axis with the smaller stride a row must fit in its stride, and along the other axis the
 // whole run of the first axis must fit.
 template <class T>
 void check_view(const char* name, const View<T>& view, std::size_t head_size) {
+  if (view.tokens() == 0 || view.heads() == 0) return;  // no heads: nothing is read or written
   if (view.data() == nullptr) {
     ROPE_THROW(std::invalid_argument, std::string("rope: ") + name + " is a null pointer");
   }
   const bool many_tokens = view.tokens() > 1, many_heads = view.heads() > 1;
-  const bool heads_inner =
-      !many_tokens || (many_heads && view.head_stride() <= view.token_stride());
+  const bool heads_inner = detail::heads_inner(view);
   const char* inner_name = heads_inner ? "head_stride" : "token_stride";
   const std::size_t inner = heads_inner ? view.head_stride() : view.token_stride();
   const std::size_t inner_count = heads_inner ? view.heads() : view.tokens();
@@ -78,6 +84,122 @@ void check_same_shape(const View<const T>& src, const View<T>& dst) {
   }
 }
 
+// The heads of a view that passed check_view, as byte addresses: head (t, h) covers
+// [start + t·token + h·head, + length). Walked in address order (index i = the i-th lowest head),
+// they are disjoint intervals.
+struct HeadIntervals {
+  std::int64_t start, token, head, length;
+  std::size_t tokens, heads;
+  bool heads_inner;
+
+  template <class T>
+  HeadIntervals(const View<T>& view, std::size_t head_size)
+      : start(static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(view.data()))),
+        token(static_cast<std::int64_t>(view.token_stride() * sizeof(T))),
+        head(static_cast<std::int64_t>(view.head_stride() * sizeof(T))),
+        length(static_cast<std::int64_t>(head_size * sizeof(T))),
+        tokens(view.tokens()),
+        heads(view.heads()),
+        heads_inner(detail::heads_inner(view)) {}
+
+  std::size_t count() const { return tokens * heads; }
+  std::size_t token_of(std::size_t i) const { return heads_inner ? i / heads : i % tokens; }
+  std::size_t head_of(std::size_t i) const { return heads_inner ? i % heads : i / tokens; }
+  std::int64_t address(std::size_t i) const {
+    return start + static_cast<std::int64_t>(token_of(i)) * token +
+           static_cast<std::int64_t>(head_of(i)) * head;
+  }
+  // One past the last byte of the highest head.
+  std::int64_t end() const { return address(count() - 1) + length; }
+};
+
+// The first heads (i of a, j of b, in address order) that share a byte, found by merging the two
+// sorted interval lists in O(a.count() + b.count()); false if there are none. With `in_place`, a
+// head of a on the very bytes of the same (token, head) of b is not a conflict; `token_offset` is
+// added to b's token indices for that comparison.
+inline bool find_overlap(const HeadIntervals& a, const HeadIntervals& b, bool in_place,
+                         std::int64_t token_offset, std::size_t& i, std::size_t& j) {
+  for (i = 0, j = 0; i < a.count() && j < b.count();) {
+    const std::int64_t x = a.address(i), y = b.address(j);
+    const bool same_head = in_place && x == y && a.head_of(i) == b.head_of(j) &&
+                           static_cast<std::int64_t>(a.token_of(i)) ==
+                               static_cast<std::int64_t>(b.token_of(j)) + token_offset;
+    if (!same_head && x < y + b.length && y < x + a.length) return true;
+    if (same_head) {
+      ++i, ++j;
+    } else if (x + a.length <= y + b.length) {
+      ++i;  // a's head ends first: no later head of b can reach back to it
+    } else {
+      ++j;
+    }
+  }
+  return false;
+}
+
+// Finds heads of a and b that overlap, as (token, head) of each; false if there are none (heads
+// on the same bytes as the same (token, head) of the other view do not count with `in_place`).
+//
+// Buffers far apart cost O(1). Views that interleave with the same token stride, both token
+// major (q and k of a fused QKV buffer), cost O(heads): token t of a meets token t + k of b the
+// same way for every t, and since a token's heads span at most one token stride, only two
+// values of k can meet. Other interleavings are merged head by head, O(tokens · heads).
+inline bool overlapping_heads(const HeadIntervals& a, const HeadIntervals& b, bool in_place,
+                              std::size_t (&at)[2], std::size_t (&bt)[2]) {
+  if (a.count() == 0 || b.count() == 0 || a.end() <= b.start || b.end() <= a.start) return false;
+  std::size_t i = 0, j = 0;
+  const bool periodic = (a.heads_inner || a.heads == 1) && (b.heads_inner || b.heads == 1) &&
+                        a.tokens == b.tokens && a.tokens > 1 && a.token == b.token;
+  if (!periodic) {
+    if (!find_overlap(a, b, in_place, 0, i, j)) return false;
+    at[0] = a.token_of(i), at[1] = a.head_of(i), bt[0] = b.token_of(j), bt[1] = b.head_of(j);
+    return true;
+  }
+  // Token 0 of a against token k of b, for the k (|k| < tokens) whose spans can intersect:
+  // b.start + k·token < a.start + a_span and a.start < b.start + k·token + b_span.
+  const std::int64_t stride = a.token;
+  const auto span = [](const HeadIntervals& v) {
+    return static_cast<std::int64_t>(v.heads - 1) * v.head + v.length;
+  };
+  HeadIntervals one_a = a, one_b = b;
+  one_a.tokens = one_b.tokens = 1;
+  one_a.heads_inner = one_b.heads_inner = true;
+  const std::int64_t lowest = (a.start - b.start - span(b)) / stride - 1;
+  for (std::int64_t k = lowest; k <= lowest + 3; ++k) {
+    const std::int64_t tokens = static_cast<std::int64_t>(a.tokens);
+    if (k <= -tokens || k >= tokens) continue;
+    one_b.start = b.start + k * stride;
+    if (!find_overlap(one_a, one_b, in_place, k, i, j)) continue;
+    const std::int64_t t = k < 0 ? -k : 0;  // the first token pair (t, t + k) inside both views
+    at[0] = static_cast<std::size_t>(t), at[1] = i;
+    bt[0] = static_cast<std::size_t>(t + k), bt[1] = j;
+    return true;
+  }
+  return false;
+}
+
+// Each head of src must share no byte with dst but for the same (token, head) of dst at the
+// same address (in place); q and k must share no byte at all.
+template <class T, class U>
+void check_disjoint(const char* a_name, const View<T>& a, const char* b_name, const View<U>& b,
+                    std::size_t head_size, bool in_place_allowed) {
+  const bool same_heads =
+      static_cast<const void*>(a.data()) == static_cast<const void*>(b.data()) &&
+      (a.tokens() <= 1 || a.token_stride() == b.token_stride()) &&
+      (a.heads() <= 1 || a.head_stride() == b.head_stride());
+  if (same_heads && in_place_allowed) return;  // in place: O(1)
+  std::size_t at[2], bt[2];
+  if (!overlapping_heads(HeadIntervals(a, head_size), HeadIntervals(b, head_size), in_place_allowed,
+                         at, bt)) {
+    return;
+  }
+  ROPE_THROW(std::invalid_argument,
+             std::string("rope: ") + a_name + " head (token " + str(at[0]) + ", head " +
+                 str(at[1]) + ") overlaps " + b_name + " head (token " + str(bt[0]) + ", head " +
+                 str(bt[1]) + "): " + a_name + " and " + b_name +
+                 (in_place_allowed ? " must be the same heads (in place) or disjoint"
+                                   : " must be disjoint"));
+}
+
 /// The largest position: angles m·θ_j are computed in double, exact for integers up to 2^53.
 inline constexpr std::int64_t kMaxPosition = (std::int64_t{1} << 53) - 1;
 
@@ -97,21 +219,14 @@ inline void check_shift(std::int64_t delta) {
   }
 }
 
-// Checks the positions of tokens [range.first, range.last) and returns the largest (−1 for an
-// empty range).
-inline std::int64_t check_positions(const Positions& positions, TokenRange range) {
-  if (positions.is_null()) {
+// Checks the positions of tokens [range.first, range.last); an empty range reads none.
+inline void check_positions(const Positions& positions, TokenRange range) {
+  if (positions.is_null() && range.first < range.last) {
     ROPE_THROW(std::invalid_argument, "rope: positions is a null pointer");
   }
-  std::int64_t largest = -1;
   positions.visit([&](auto position_of) {
-    for (std::size_t t = range.first; t < range.last; ++t) {
-      const std::int64_t position = position_of(t);
-      check_position(position, t);
-      largest = std::max(largest, position);
-    }
+    for (std::size_t t = range.first; t < range.last; ++t) check_position(position_of(t), t);
   });
-  return largest;
 }
 
 inline void check_range(TokenRange range, std::size_t tokens) {

@@ -1,0 +1,121 @@
+// Determinism (docs/errors.md): one batch through every entry point and memory arrangement gives
+// the same bits. tests/execution_test.cpp covers alignment, threads, token ranges and streaming
+// stores one by one; here all the ways of passing the same heads are compared with each other.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include <Eigen/Core>
+#include <catch2/catch.hpp>
+
+#include <rope/rope.hpp>
+
+#include "support.hpp"
+
+namespace {
+
+using rope::Direction;
+using rope::Layout;
+using rope::View;
+
+// Copies a contiguous [tokens][heads][d] batch into a view of any strides, and back.
+template <class T>
+void scatter(const std::vector<T>& from, const View<T>& to, std::size_t d) {
+  for (std::size_t t = 0; t < to.tokens(); ++t)
+    for (std::size_t h = 0; h < to.heads(); ++h)
+      std::memcpy(to.head(t, h), from.data() + (t * to.heads() + h) * d, d * sizeof(T));
+}
+
+template <class T>
+std::vector<T> gather(const View<T>& from, std::size_t d) {
+  std::vector<T> to(from.tokens() * from.heads() * d);
+  for (std::size_t t = 0; t < from.tokens(); ++t)
+    for (std::size_t h = 0; h < from.heads(); ++h)
+      std::memcpy(to.data() + (t * from.heads() + h) * d, from.head(t, h), d * sizeof(T));
+  return to;
+}
+
+template <class T>
+bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE(
+    "Determinism: every entry point and arrangement of the same heads gives the "
+    "same bits",
+    "[determinism]", float, double, Eigen::half, Eigen::bfloat16) {
+  using T = TestType;
+  std::mt19937_64 rng(5);
+  const std::size_t tokens = 19, heads = 3;
+  for (const std::size_t d : {std::size_t{64}, std::size_t{70}}) {
+    for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
+      for (const std::size_t rotary_dim : {std::size_t{0}, std::size_t{32}}) {
+        INFO("d " << d << ", " << rope::to_string(layout) << ", rotary_dim " << rotary_dim);
+        rope::Options options{d, 10000.0, layout, 32};
+        options.rotary_dim = rotary_dim;
+        const rope::Rotary<T> rot(options);
+        const std::size_t n = tokens * heads * d;
+        const std::vector<T> input = rope_test::random_vector<T>(n, rng);
+        std::vector<std::int64_t> positions(tokens);
+        std::uniform_int_distribution<std::int64_t> any(0, 100);  // in and past the table
+        for (auto& p : positions) p = any(rng);
+        const std::vector<std::int32_t> positions32(positions.begin(), positions.end());
+        for (const Direction dir : {Direction::forward, Direction::inverse}) {
+          std::vector<T> expected = input;
+          rot.apply(expected.data(), tokens, heads, positions.data(), dir);
+
+          std::vector<T> out(n);
+          rot.apply(input.data(), out.data(), tokens, heads, positions32.data(), dir);
+          CHECK(same_bits(out, expected));
+
+          // [heads][tokens][d] with padding, in place and out of place, at odd offsets
+          const std::size_t token_stride = d + 3, head_stride = tokens * token_stride + 5;
+          std::vector<T> padded(heads * head_stride + 1), padded_out(heads * head_stride + 2);
+          const View<T> strided(padded.data() + 1, tokens, heads, token_stride, head_stride);
+          const View<T> strided_out(padded_out.data() + 2, tokens, heads, token_stride,
+                                    head_stride);
+          scatter(input, strided, d);
+          rot.apply(View<const T>(strided), strided_out, positions.data(), dir);
+          CHECK(same_bits(gather(strided_out, d), expected));
+          rot.apply(strided, positions.data(), dir);
+          CHECK(same_bits(gather(strided, d), expected));
+
+          // q of a fused [tokens][q | k] buffer through apply_qk, on 3 threads
+          const std::size_t row = (heads + 1) * d;
+          std::vector<T> fused(tokens * row);
+          const View<T> q(fused.data(), tokens, heads, row, d);
+          const View<T> k(fused.data() + heads * d, tokens, 1, row, d);
+          scatter(input, q, d);
+          rope::Execution three;
+          three.threads = 3;
+          three.min_bytes_per_thread = 1;
+          rot.apply_qk(q, k, positions.data(), dir, three);
+          CHECK(same_bits(gather(q, d), expected));
+
+          // token ranges, unchecked, and one head at a time
+          std::vector<T> pieces(n);
+          const auto src = View<const T>::contiguous(input.data(), tokens, heads, d);
+          const auto dst = View<T>::contiguous(pieces.data(), tokens, heads, d);
+          rot.apply(src, dst, positions.data(), rope::TokenRange{0, 7}, dir);
+          rot.apply(rope::unchecked, src, dst, positions.data(), rope::TokenRange{7, tokens}, dir);
+          CHECK(same_bits(pieces, expected));
+          using Vector = Eigen::Matrix<T, Eigen::Dynamic, 1>;
+          std::vector<T> heads_one_by_one(n);
+          for (std::size_t t = 0; t < tokens; ++t) {
+            for (std::size_t h = 0; h < heads; ++h) {
+              const std::size_t at = (t * heads + h) * d;
+              const Vector head = Eigen::Map<const Vector>(input.data() + at, Eigen::Index(d));
+              Eigen::Map<Vector>(heads_one_by_one.data() + at, Eigen::Index(d)) =
+                  rot.rotated(head, positions[t], dir);
+            }
+          }
+          CHECK(same_bits(heads_one_by_one, expected));
+        }
+      }
+    }
+  }
+}

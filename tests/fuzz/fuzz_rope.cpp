@@ -1,0 +1,428 @@
+// libFuzzer harness: random bytes become a configuration and a call; the call must either throw
+// the documented exception (std::invalid_argument or std::out_of_range) and leave the buffers
+// untouched, or give what an independent float64 rotation gives, within a derived bound. A
+// configuration that this file judges valid must not be rejected, and one it judges invalid
+// must be. Anything else aborts, and libFuzzer saves the input.
+//
+// Built two ways: with -fsanitize=fuzzer (rope_fuzz, the fuzzer) and with replay_main.cpp
+// (rope_fuzz_replay, which runs the committed corpus and the regression inputs as a test).
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include <rope/rope.hpp>
+
+namespace {
+
+[[noreturn]] void fail(const std::string& what) {
+  std::fprintf(stderr, "rope fuzz: %s\n", what.c_str());
+  std::abort();
+}
+
+// Reads the input front to back; past its end every read is 0.
+class Bytes {
+ public:
+  Bytes(const std::uint8_t* data, std::size_t size) : data_(data), size_(size) {}
+  std::uint8_t u8() { return at_ < size_ ? data_[at_++] : 0; }
+  std::uint16_t u16() { return static_cast<std::uint16_t>(u8() | (u8() << 8)); }
+  std::uint64_t u64() {
+    std::uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v |= std::uint64_t{u8()} << (8 * i);
+    return v;
+  }
+  // One of the values, by the next byte.
+  template <class V, std::size_t N>
+  V pick(const V (&values)[N]) {
+    return values[u8() % N];
+  }
+
+ private:
+  const std::uint8_t* data_;
+  std::size_t size_, at_ = 0;
+};
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr std::int64_t kMaxPosition = (std::int64_t{1} << 53) - 1;
+
+// A parameter: usually a sensible value, sometimes one at or past a limit.
+double parameter(Bytes& in, double sensible) {
+  const double values[] = {sensible, sensible, sensible, 1.0, 0.5, 0.0, -1.0, kNaN, kInf, 1e300};
+  return in.pick(values);
+}
+
+rope::Scaling scaling(Bytes& in, std::size_t rotary_dim) {
+  const std::size_t pairs = rotary_dim / 2 + (in.u8() % 8 == 0 ? 1 : 0);  // sometimes one too many
+  std::vector<double> list(pairs);
+  for (double& v : list) v = 0.25 + (in.u8() % 16) / 4.0;
+  if (!list.empty() && in.u8() % 8 == 0) list[in.u8() % list.size()] = parameter(in, 1.0);
+  switch (in.u8() % 9) {
+    case 0:
+      return rope::Unscaled{};
+    case 1:
+      return rope::Linear{parameter(in, 4.0)};
+    case 2:
+      return rope::NTKAware{parameter(in, 2.0)};
+    case 3:
+      return rope::DynamicNTK{parameter(in, 2.0), parameter(in, 64.0)};
+    case 4: {
+      rope::Yarn yarn{parameter(in, 16.0), parameter(in, 128.0)};
+      yarn.beta_fast = parameter(in, 32.0);
+      yarn.beta_slow = parameter(in, 1.0);
+      if (in.u8() % 4 == 0) yarn.attention_factor = parameter(in, 1.2);
+      yarn.truncate = in.u8() % 2 == 0;
+      return yarn;
+    }
+    case 5:
+      return rope::Llama3{parameter(in, 8.0), parameter(in, 1.0), parameter(in, 4.0),
+                          parameter(in, 128.0)};
+    case 6: {
+      rope::LongRope longrope;
+      longrope.short_factor = list;
+      longrope.long_factor = list;
+      longrope.original_max_position_embeddings = parameter(in, 64.0);
+      if (in.u8() % 4 == 0) longrope.attention_factor = parameter(in, 1.1);
+      return longrope;
+    }
+    case 7:
+      return rope::InverseFrequencies{list};
+    default:
+      return rope::FrequencyFactors{list};
+  }
+}
+
+// Where a view's heads are: its strides and the offset of its first element in the buffer.
+struct Shape {
+  std::size_t offset, token_stride, head_stride;
+};
+
+// Strides that are usually valid ([tokens][heads] or [heads][tokens], with padding), sometimes
+// too small.
+Shape shape(Bytes& in, std::size_t tokens, std::size_t heads, std::size_t d) {
+  const std::size_t pad = in.u8() % 4, offset = in.u8() % 8;
+  const std::size_t squeeze = in.u8() % 8 == 0 ? 1 + in.u8() % 4 : 0;  // make heads overlap
+  const std::size_t row = d + pad > squeeze ? d + pad - squeeze : 0;
+  if (in.u8() % 2 == 0) return {offset, heads * row + in.u8() % 3, row};
+  return {offset, row, tokens * row + in.u8() % 3};
+}
+
+// One past the last element of the view's heads, from the start of its buffer.
+std::size_t extent(const Shape& s, std::size_t tokens, std::size_t heads, std::size_t d) {
+  if (tokens == 0 || heads == 0) return s.offset;
+  return s.offset + (tokens - 1) * s.token_stride + (heads - 1) * s.head_stride + d;
+}
+
+// Whether heads of a and b share an element, other than the same (token, head) in place
+// (a == b for a view against itself: then any two different heads).
+template <class A, class B>
+bool conflict(const A& a, const B& b, std::size_t d, bool in_place_allowed) {
+  for (std::size_t t = 0; t < a.tokens(); ++t)
+    for (std::size_t h = 0; h < a.heads(); ++h)
+      for (std::size_t u = 0; u < b.tokens(); ++u)
+        for (std::size_t g = 0; g < b.heads(); ++g) {
+          const void* x = a.head(t, h);
+          const void* y = b.head(u, g);
+          const auto* p = static_cast<const char*>(x);
+          const auto* q = static_cast<const char*>(y);
+          const std::size_t bytes = d * sizeof(*a.data());
+          const bool same = t == u && h == g && p == q;
+          if (same && in_place_allowed) continue;
+          if (p < q + bytes && q < p + bytes) return true;
+        }
+  return false;
+}
+
+// The rotation of one head by the oracle: each pair by f·R(±m·θ_j), in long double.
+template <class T>
+std::vector<long double> oracle(const T* head, std::size_t d, std::size_t rotary_dim,
+                                std::size_t offset, rope::Layout layout,
+                                const std::vector<double>& theta, double f, std::int64_t m,
+                                rope::Direction direction) {
+  std::vector<long double> out(d);
+  for (std::size_t i = 0; i < d; ++i)
+    out[i] = static_cast<long double>(static_cast<double>(head[i]));
+  const std::size_t half = rotary_dim / 2;
+  const long double sign = direction == rope::Direction::forward ? 1 : -1;
+  for (std::size_t j = 0; j < half; ++j) {
+    const std::size_t i0 = offset + (layout == rope::Layout::interleaved ? 2 * j : j);
+    const std::size_t i1 = offset + (layout == rope::Layout::interleaved ? 2 * j + 1 : j + half);
+    const long double angle =
+        sign * static_cast<long double>(m) * static_cast<long double>(theta[j]);
+    const long double scale = static_cast<long double>(f);
+    const long double c = scale * std::cos(angle), s = scale * std::sin(angle);
+    const long double a = out[i0], b = out[i1];
+    out[i0] = a * c - b * s;
+    out[i1] = b * c + a * s;
+  }
+  return out;
+}
+
+// Unit roundoff of a type with p significand bits.
+template <class T>
+double unit_roundoff() {
+  return std::ldexp(1.0, -std::numeric_limits<T>::digits);
+}
+
+// |computed − oracle| for one coordinate of a pair (a, b) rotated to position m with factor f:
+//  - a table entry is f·cos(m·θ) (or sin) computed in double from the double product m·θ, which
+//    is off by ≤ 2^-53·m·θ; cos is within 1 ulp and the product with f adds one rounding: 3·u_d
+//    absolute on an entry of size ≤ f, then one rounding to the compute type C;
+//  - the kernel's two products and sum in C: with that rounding, γ_4(C), all on f·(|a| + |b|);
+//  - a 16-bit T rounds the result once more: u_T of at most f·(|a| + |b|).
+template <class T>
+double bound(double pair_abs, double f, std::int64_t m, double theta_max) {
+  using C = rope::compute_t<T>;
+  const double u = unit_roundoff<C>(), u_d = unit_roundoff<double>();
+  const double gamma4 = 4 * u / (1 - 4 * u);
+  const double angle = u_d * static_cast<double>(m) * std::max(theta_max, 1.0);
+  const double store = std::is_same_v<T, C> ? 0.0 : unit_roundoff<T>();
+  return f * pair_abs * (gamma4 + 3 * u_d + angle + store) * (1 + 1e-9);
+}
+
+template <class T>
+void check_against_oracle(const rope::Rotary<T>& rot, const rope::View<const T>& src,
+                          const rope::View<T>& out, const std::vector<std::int64_t>& positions,
+                          rope::Direction direction, std::size_t first, std::size_t last) {
+  const std::size_t d = rot.head_size(), r = rot.rotary_dim(), offset = rot.rotary_offset();
+  const auto& theta = rot.inverse_frequencies();
+  double theta_max = 0;
+  for (const double t : theta) theta_max = std::max(theta_max, std::abs(t));
+  const double f = rot.attention_factor();
+  for (std::size_t t = first; t < last; ++t) {
+    for (std::size_t h = 0; h < src.heads(); ++h) {
+      const auto expected =
+          oracle(src.head(t, h), d, r, offset, rot.layout(), theta, f, positions[t], direction);
+      for (std::size_t i = 0; i < d; ++i) {
+        const double got = static_cast<double>(out.head(t, h)[i]);
+        const bool rotated = i >= offset && i < offset + r;
+        if (!rotated) {
+          if (!(got == static_cast<double>(src.head(t, h)[i])) &&
+              !(std::isnan(got) && std::isnan(static_cast<double>(src.head(t, h)[i])))) {
+            fail("a coordinate outside the rotary slice changed");
+          }
+          continue;
+        }
+        const std::size_t k = i - offset;
+        const std::size_t partner = rot.layout() == rope::Layout::interleaved
+                                        ? (k ^ 1U)
+                                        : (k < r / 2 ? k + r / 2 : k - r / 2);
+        const double a = static_cast<double>(src.head(t, h)[i]);
+        const double b = static_cast<double>(src.head(t, h)[offset + partner]);
+        const double e = std::abs(got - static_cast<double>(expected[i]));
+        if (!(e <= bound<T>(std::abs(a) + std::abs(b), f, positions[t], theta_max))) {
+          fail("token " + std::to_string(t) + " head " + std::to_string(h) + " coordinate " +
+               std::to_string(i) + " at position " + std::to_string(positions[t]) + ": got " +
+               std::to_string(got) + ", expected " +
+               std::to_string(static_cast<double>(expected[i])) + " (attention factor " +
+               std::to_string(f) + ", largest theta " + std::to_string(theta_max) + ")");
+        }
+      }
+    }
+  }
+}
+
+template <class T>
+void run(Bytes& in) {
+  // ---- construction
+  rope::Options options;
+  options.head_size = in.u8() % 2 == 0 ? 2 * (1 + in.u8() % 40) : in.u8() % 81;  // mostly even
+  options.layout = in.u8() % 2 == 0 ? rope::Layout::interleaved : rope::Layout::half_split;
+  options.rotary_dim = in.u8() % 3 == 0 ? in.u8() % (options.head_size + 3) : 0;
+  options.rotary_offset = in.u8() % 4 == 0 ? in.u8() % 5 : 0;
+  options.base = parameter(in, in.pick({10000.0, 500000.0, 1e6, 2.0}));
+  options.max_positions = in.u8() % 200;
+  const std::size_t rotary_dim = options.rotary_dim == 0 ? options.head_size : options.rotary_dim;
+  options.scaling = scaling(in, rotary_dim);
+  options.sequence_length = in.pick({0.0, 100.0, 5000.0, -1.0, kNaN});
+  rope::Rotary<T>* made = nullptr;
+  try {
+    made = new rope::Rotary<T>(options);
+  } catch (const std::invalid_argument&) {
+    return;  // a rejected configuration: the contract allows nothing else
+  }
+  const std::unique_ptr<rope::Rotary<T>> owner(made);
+  const rope::Rotary<T>& rot = *made;
+  const std::size_t d = rot.head_size();
+  if (d % 2 != 0 || d == 0 || rot.rotary_dim() + rot.rotary_offset() > d) {
+    fail("an invalid head accepted");
+  }
+
+  // ---- the call
+  const std::size_t tokens = in.u8() % 6, heads = 1 + in.u8() % 3;
+  std::vector<std::int64_t> positions(tokens);
+  for (auto& p : positions) {
+    const std::uint8_t kind = in.u8() % 16;
+    p = kind < 12 ? std::int64_t(in.u16() % 600)
+                  : in.pick({std::int64_t{-1}, kMaxPosition, kMaxPosition + 1,
+                             std::int64_t(in.u64() % (std::uint64_t{1} << 40))});
+  }
+  const Shape a = shape(in, tokens, heads, d);
+  const std::uint8_t mode = in.u8() % 4;  // 0 in place, 1 out of place, 2 dst in src's buffer, 3 qk
+  const std::size_t b_heads = mode == 3 ? 1 + in.u8() % 2 : heads;
+  const Shape b = shape(in, tokens, b_heads, d);
+  const rope::Direction direction =
+      in.u8() % 2 == 0 ? rope::Direction::forward : rope::Direction::inverse;
+  rope::Execution execution;
+  execution.threads = 1 + in.u8() % 3;
+  execution.min_bytes_per_thread = 1;
+  rope::TokenRange range{0, tokens};
+  if (in.u8() % 4 == 0) range = {in.u8() % (tokens + 2), in.u8() % (tokens + 2)};
+
+  // One buffer for src and, unless out of place, dst; each sized to its views, so that an access
+  // past them is a sanitizer error (and a write inside them but outside dst is caught below).
+  const std::size_t a_end = extent(a, tokens, heads, d);
+  const std::size_t b_start = mode == 2 ? in.u8() % (a_end + 1) : (mode == 3 ? a_end : 0);
+  const std::size_t b_end = b_start + extent(b, tokens, b_heads, d);
+  const bool shared = mode == 2 || mode == 3;
+  std::vector<T> buffer(std::max<std::size_t>(shared ? std::max(a_end, b_end) : a_end, 1));
+  std::vector<T> other(mode == 1 ? std::max<std::size_t>(b_end, 1) : 1);
+  for (std::size_t i = 0; i < buffer.size(); ++i) {
+    buffer[i] = static_cast<T>(static_cast<float>(static_cast<std::int8_t>(in.u8())) / 64.0f);
+  }
+  const std::vector<T> buffer_before = buffer, other_before = other;
+  const rope::View<T> x(buffer.data() + a.offset, tokens, heads, a.token_stride, a.head_stride);
+  T* const b_base = (mode == 1 ? other.data() : buffer.data()) + b_start + b.offset;
+  const rope::View<T> y =
+      mode == 0 ? x : rope::View<T>(b_base, tokens, b_heads, b.token_stride, b.head_stride);
+
+  // Is the call valid? Judged here from the rules, by brute force.
+  std::string invalid;  // why not, if not
+  if (range.first > range.last || range.last > tokens) {
+    invalid += " range outside the batch;";
+  } else {
+    for (std::size_t t = range.first; t < range.last; ++t) {  // only the range's are read
+      if (positions[t] < 0 || positions[t] > kMaxPosition) invalid += " position out of range;";
+    }
+  }
+  if (conflict(x, x, d, true)) invalid += " src heads overlap;";
+  if (conflict(y, y, d, true)) invalid += " dst heads overlap;";
+  if (conflict(x, y, d, mode != 3)) invalid += " src and dst overlap;";
+  const bool valid = invalid.empty();
+
+  bool threw = false;
+  std::string message;
+  const std::vector<T>& src_copy = buffer_before;  // src as it was, when dst shares its buffer
+  try {
+    if (mode == 3) {
+      rot.apply_qk(x, y, positions.data(), range, direction, execution);
+    } else {
+      rot.apply(rope::View<const T>(x), y, positions.data(), range, direction, execution);
+    }
+  } catch (const std::invalid_argument& e) {
+    threw = true;
+    message = e.what();
+  } catch (const std::out_of_range& e) {
+    threw = true;
+    message = e.what();
+  }
+  if (threw) {
+    if (valid) fail("a valid call was rejected: " + message);
+    if (std::memcmp(buffer.data(), buffer_before.data(), buffer.size() * sizeof(T)) != 0 ||
+        std::memcmp(other.data(), other_before.data(), other.size() * sizeof(T)) != 0) {
+      fail("a rejected call wrote to a buffer");
+    }
+    return;
+  }
+  if (!valid) fail("an invalid call was accepted:" + invalid);
+  // Only the heads of the range's tokens in dst (q and k for apply_qk) may have changed.
+  const auto written = [&](const T* element) {
+    const auto inside = [&](const rope::View<T>& v) {
+      for (std::size_t t = range.first; t < range.last; ++t)
+        for (std::size_t h = 0; h < v.heads(); ++h)
+          if (element >= v.head(t, h) && element < v.head(t, h) + d) return true;
+      return false;
+    };
+    return inside(y) || (mode == 3 && inside(x));
+  };
+  for (std::size_t i = 0; i < buffer.size(); ++i) {
+    if (!written(&buffer[i]) && std::memcmp(&buffer[i], &buffer_before[i], sizeof(T)) != 0) {
+      fail("element " + std::to_string(i) + " outside dst changed");
+    }
+  }
+  for (std::size_t i = 0; i < other.size(); ++i) {
+    if (!written(&other[i]) && std::memcmp(&other[i], &other_before[i], sizeof(T)) != 0) {
+      fail("element " + std::to_string(i) + " of dst's buffer outside dst changed");
+    }
+  }
+
+  // ---- the results
+  const rope::View<const T> src(src_copy.data() + a.offset, tokens, heads, a.token_stride,
+                                a.head_stride);
+  if (mode == 3) {
+    check_against_oracle(rot, src, x, positions, direction, range.first, range.last);
+    const rope::View<const T> k_src(src_copy.data() + b_start + b.offset, tokens, b_heads,
+                                    b.token_stride, b.head_stride);
+    check_against_oracle(rot, k_src, y, positions, direction, range.first, range.last);
+    return;
+  }
+  check_against_oracle(rot, src, y, positions, direction, range.first, range.last);
+
+  // The inverse undoes the forward up to f²: rotate the result back and compare with f²·src.
+  if (range.first != 0 || range.last != tokens) return;
+  const rope::Direction back =
+      direction == rope::Direction::forward ? rope::Direction::inverse : rope::Direction::forward;
+  std::vector<T> round_trip(buffer.size());
+  const rope::View<T> z(round_trip.data() + a.offset, tokens, heads, a.token_stride, a.head_stride);
+  rot.apply(rope::View<const T>(y), z, positions.data(), back);
+  const double f = rot.attention_factor();
+  const std::size_t r = rot.rotary_dim(), offset = rot.rotary_offset();
+  double theta_max = 0;
+  for (const double t : rot.inverse_frequencies()) theta_max = std::max(theta_max, std::abs(t));
+  for (std::size_t t = 0; t < tokens; ++t) {
+    for (std::size_t h = 0; h < heads; ++h) {
+      for (std::size_t i = offset; i < offset + r; ++i) {
+        const std::size_t k = i - offset;
+        const std::size_t partner = rot.layout() == rope::Layout::interleaved
+                                        ? (k ^ 1U)
+                                        : (k < r / 2 ? k + r / 2 : k - r / 2);
+        const double a0 = static_cast<double>(src.head(t, h)[i]);
+        const double b0 = static_cast<double>(src.head(t, h)[offset + partner]);
+        const double a1 = static_cast<double>(y.head(t, h)[i]);
+        const double b1 = static_cast<double>(y.head(t, h)[offset + partner]);
+        // forward error (≤ bound on (a0, b0)) turned by f·R, plus the backward pass's own error
+        const double limit =
+            f * std::sqrt(2.0) * bound<T>(std::abs(a0) + std::abs(b0), f, positions[t], theta_max) +
+            bound<T>(std::abs(a1) + std::abs(b1), f, positions[t], theta_max);
+        if (!std::isfinite(limit) || !std::isfinite(f * f * a0)) continue;  // f² overflows
+        const double e = std::abs(static_cast<double>(z.head(t, h)[i]) - f * f * a0);
+        if (!(e <= limit * (1 + 1e-6))) {
+          fail("round trip of token " + std::to_string(t) + " coordinate " + std::to_string(i) +
+               ": error " + std::to_string(e) + " over " + std::to_string(limit));
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  Bytes in(data, size);
+  switch (in.u8() % 4) {
+    case 0:
+      run<float>(in);
+      break;
+    case 1:
+      run<double>(in);
+      break;
+    case 2:
+      run<Eigen::half>(in);
+      break;
+    default:
+      run<Eigen::bfloat16>(in);
+      break;
+  }
+  return 0;
+}

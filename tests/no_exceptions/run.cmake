@@ -1,0 +1,20 @@
+# Runs rope_no_exceptions for CASE: `valid` must exit 0; an error case must abort with its
+# documented message on stderr.
+execute_process(COMMAND "${PROGRAM}" "${CASE}" RESULT_VARIABLE result OUTPUT_VARIABLE out
+                ERROR_VARIABLE err)
+message(STATUS "${CASE}: result '${result}'\nstdout: ${out}\nstderr: ${err}")
+if(CASE STREQUAL "valid")
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "the valid case failed")
+  endif()
+  return()
+endif()
+set(odd_head_size_message "rope: head_size 7 must be even and at least 2")
+set(negative_position_message "rope: position -5 of token 0 is outside")
+set(overlapping_views_message "rope: src head \\(token 0, head 0\\) overlaps dst head")
+if(NOT result MATCHES "abort")
+  message(FATAL_ERROR "expected an abort, got '${result}'")
+endif()
+if(NOT err MATCHES "${${CASE}_message}")
+  message(FATAL_ERROR "stderr lacks '${${CASE}_message}'")
+endif()
