@@ -342,6 +342,29 @@ void rope_kernel(benchmark::State& state, Call call, Layout layout, Shape shape)
   count<T>(state, shape);
 }
 
+// The cost of the argument checks (docs/errors.md): q and k inside a fused
+// [tokens][32 + 8 + 8 heads][128] QKV buffer, whose extents interleave, so that the overlap check
+// walks one token's heads; checked, and with rope::unchecked.
+void fused_qk(benchmark::State& state, bool checked, std::size_t tokens) {
+  constexpr std::size_t d = 128, q_heads = 32, kv_heads = 8, row = (q_heads + 2 * kv_heads) * d;
+  Buffer<float> qkv = filled<float>(tokens * row, 1);
+  std::vector<std::int64_t> positions(tokens);
+  for (std::size_t t = 0; t < tokens; ++t) positions[t] = std::int64_t(tokens == 1 ? 100 : t);
+  const auto rot = make_rotary<float, 128>(Layout::half_split);
+  const rope::View<float> q(qkv.data(), tokens, q_heads, row, d);
+  const rope::View<float> k(qkv.data() + q_heads * d, tokens, kv_heads, row, d);
+  for (auto _ : state) {
+    if (checked) {
+      rot.apply_qk(q, k, positions.data());
+    } else {
+      rot.apply_qk(rope::unchecked, q, k, positions.data(), rope::TokenRange{0, tokens});
+    }
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(std::int64_t(state.iterations()) *
+                          std::int64_t(2 * tokens * (q_heads + kv_heads) * d * sizeof(float)));
+}
+
 // --- registration and the summary table ---------------------------------------------------------
 
 std::string name(const std::string& kernel, const char* type, const Shape& shape) {
@@ -478,6 +501,11 @@ int main(int argc, char** argv) {
   register_type<double>();
   register_type<Eigen::half>();
   register_type<Eigen::bfloat16>();
+  for (const std::size_t tokens : {1U, 512U}) {
+    const std::string shape = "/float/d128x48/t" + std::to_string(tokens);
+    benchmark::RegisterBenchmark(("fused_qk_checked" + shape).c_str(), fused_qk, true, tokens);
+    benchmark::RegisterBenchmark(("fused_qk_unchecked" + shape).c_str(), fused_qk, false, tokens);
+  }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   SummaryReporter reporter;

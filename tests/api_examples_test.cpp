@@ -289,3 +289,28 @@ TEST_CASE("api.md: views, positions and token ranges", "[api]") {
   static_assert(std::is_same_v<rope::Rotary<Eigen::bfloat16>::Compute, float>);
   static_assert(std::is_same_v<rope::compute_t<double>, double>);
 }
+
+TEST_CASE("api.md: rope::unchecked in a decode loop", "[api]") {
+  const std::size_t q_heads = 4, kv_heads = 2, d = 64, steps = 5;
+  const rope::Rotary<float, 64> rot;
+  std::mt19937_64 rng(11);
+  const std::size_t row = (q_heads + 2 * kv_heads) * d;
+  const auto original = rope_test::random_vector<float>(steps * row, rng);
+  std::vector<float> qkv = original, checked = original;
+  // [api: unchecked]
+  // Validated once: the views are fixed, and the engine's positions count up from 0.
+  const rope::View<float> q(qkv.data(), 1, q_heads, row, d);
+  const rope::View<float> k(qkv.data() + q_heads * d, 1, kv_heads, row, d);
+  rot.apply_qk(q, k, rope::Positions::consecutive(0));  // the first step, checked
+  for (std::int64_t step = 1; step < std::int64_t(steps); ++step) {
+    const std::ptrdiff_t next = step * std::ptrdiff_t(row);  // token `step` of the buffer
+    rot.apply_qk(rope::unchecked, rope::View<float>(q.data() + next, 1, q_heads, row, d),
+                 rope::View<float>(k.data() + next, 1, kv_heads, row, d),
+                 rope::Positions::consecutive(step), rope::TokenRange{0, 1});
+  }
+
+  rot.apply_qk(rope::View<float>(checked.data(), steps, q_heads, row, d),
+               rope::View<float>(checked.data() + q_heads * d, steps, kv_heads, row, d),
+               rope::Positions::consecutive(0));
+  REQUIRE(std::memcmp(qkv.data(), checked.data(), qkv.size() * sizeof(float)) == 0);
+}

@@ -67,9 +67,11 @@ struct Options {
 ///
 /// Every batch entry point rotates head (t, h) of token t to position positions[t], and checks
 /// its arguments before writing anything (std::invalid_argument for null pointers, mismatched
-/// shapes or overlapping strides; std::out_of_range for a position outside [0, 2^53 − 1]).
+/// shapes, overlapping strides, or src and dst that share memory without being the same heads;
+/// std::out_of_range for a position outside [0, 2^53 − 1]; docs/errors.md has every case).
 /// Positions past max_positions get their table row computed on the fly. An Execution splits a
-/// call over threads or asks for streaming stores; a TokenRange rotates part of a batch.
+/// call over threads or asks for streaming stores; a TokenRange rotates part of a batch;
+/// rope::unchecked skips the checks.
 ///
 ///     rope::Options options;
 ///     options.base = 500000.0;
