@@ -15,6 +15,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -191,14 +192,29 @@ double bound(double pair_abs, double f, std::int64_t m, double theta_max) {
   return f * pair_abs * (gamma4 + 3 * u_d + angle + store) * (1 + 1e-9);
 }
 
+// The index, in its head, of the coordinate paired with rotated coordinate i.
+template <class T>
+std::size_t partner_of(std::size_t i, const rope::Rotary<T>& rot) {
+  const std::size_t r = rot.rotary_dim(), k = i - rot.rotary_offset();
+  const std::size_t partner =
+      rot.layout() == rope::Layout::interleaved ? (k ^ 1U) : (k < r / 2 ? k + r / 2 : k - r / 2);
+  return rot.rotary_offset() + partner;
+}
+
+template <class T>
+double largest_theta(const rope::Rotary<T>& rot) {
+  double largest = 0;
+  for (const double t : rot.inverse_frequencies()) largest = std::max(largest, std::abs(t));
+  return largest;
+}
+
 template <class T>
 void check_against_oracle(const rope::Rotary<T>& rot, const rope::View<const T>& src,
                           const rope::View<T>& out, const std::vector<std::int64_t>& positions,
                           rope::Direction direction, std::size_t first, std::size_t last) {
   const std::size_t d = rot.head_size(), r = rot.rotary_dim(), offset = rot.rotary_offset();
   const auto& theta = rot.inverse_frequencies();
-  double theta_max = 0;
-  for (const double t : theta) theta_max = std::max(theta_max, std::abs(t));
+  const double theta_max = largest_theta(rot);
   const double f = rot.attention_factor();
   for (std::size_t t = first; t < last; ++t) {
     for (std::size_t h = 0; h < src.heads(); ++h) {
@@ -214,12 +230,8 @@ void check_against_oracle(const rope::Rotary<T>& rot, const rope::View<const T>&
           }
           continue;
         }
-        const std::size_t k = i - offset;
-        const std::size_t partner = rot.layout() == rope::Layout::interleaved
-                                        ? (k ^ 1U)
-                                        : (k < r / 2 ? k + r / 2 : k - r / 2);
         const double a = static_cast<double>(src.head(t, h)[i]);
-        const double b = static_cast<double>(src.head(t, h)[offset + partner]);
+        const double b = static_cast<double>(src.head(t, h)[partner_of(i, rot)]);
         const double e = std::abs(got - static_cast<double>(expected[i]));
         if (!(e <= bound<T>(std::abs(a) + std::abs(b), f, positions[t], theta_max))) {
           fail("token " + std::to_string(t) + " head " + std::to_string(h) + " coordinate " +
@@ -288,9 +300,11 @@ void run(Bytes& in) {
   const bool shared = mode == 2 || mode == 3;
   std::vector<T> buffer(std::max<std::size_t>(shared ? std::max(a_end, b_end) : a_end, 1));
   std::vector<T> other(mode == 1 ? std::max<std::size_t>(b_end, 1) : 1);
-  for (std::size_t i = 0; i < buffer.size(); ++i) {
-    buffer[i] = static_cast<T>(static_cast<float>(static_cast<std::int8_t>(in.u8())) / 64.0f);
-  }
+  // The values come from a generator seeded by the input, so that short inputs fill whole
+  // buffers too.
+  std::mt19937 values(static_cast<std::uint32_t>(in.u64()));
+  std::uniform_real_distribution<float> uniform(-2.0f, 2.0f);
+  for (T& v : buffer) v = static_cast<T>(uniform(values));
   const std::vector<T> buffer_before = buffer, other_before = other;
   const rope::View<T> x(buffer.data() + a.offset, tokens, heads, a.token_stride, a.head_stride);
   T* const b_base = (mode == 1 ? other.data() : buffer.data()) + b_start + b.offset;
@@ -378,19 +392,15 @@ void run(Bytes& in) {
   rot.apply(rope::View<const T>(y), z, positions.data(), back);
   const double f = rot.attention_factor();
   const std::size_t r = rot.rotary_dim(), offset = rot.rotary_offset();
-  double theta_max = 0;
-  for (const double t : rot.inverse_frequencies()) theta_max = std::max(theta_max, std::abs(t));
+  const double theta_max = largest_theta(rot);
   for (std::size_t t = 0; t < tokens; ++t) {
     for (std::size_t h = 0; h < heads; ++h) {
       for (std::size_t i = offset; i < offset + r; ++i) {
-        const std::size_t k = i - offset;
-        const std::size_t partner = rot.layout() == rope::Layout::interleaved
-                                        ? (k ^ 1U)
-                                        : (k < r / 2 ? k + r / 2 : k - r / 2);
+        const std::size_t partner = partner_of(i, rot);
         const double a0 = static_cast<double>(src.head(t, h)[i]);
-        const double b0 = static_cast<double>(src.head(t, h)[offset + partner]);
+        const double b0 = static_cast<double>(src.head(t, h)[partner]);
         const double a1 = static_cast<double>(y.head(t, h)[i]);
-        const double b1 = static_cast<double>(y.head(t, h)[offset + partner]);
+        const double b1 = static_cast<double>(y.head(t, h)[partner]);
         // forward error (≤ bound on (a0, b0)) turned by f·R, plus the backward pass's own error
         const double limit =
             f * std::sqrt(2.0) * bound<T>(std::abs(a0) + std::abs(b0), f, positions[t], theta_max) +
