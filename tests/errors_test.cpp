@@ -372,7 +372,7 @@ TEST_CASE("E40: a theta so large that an angle would overflow", "[errors][E40]")
   std::vector<double> theta(4, 0.5);
   theta[3] = 1e300;
   require_invalid([&] { Dynamic r(scaled(rope::InverseFrequencies{theta}, 8)); },
-                  {"theta_3 " + std::to_string(1e300), "would overflow"});
+                  {"theta_3 1e+300", "would overflow"});
   theta[3] = 1e290;  // 1e290 · 2^53 ≈ 9e305 is still finite
   REQUIRE_NOTHROW(Dynamic(scaled(rope::InverseFrequencies{theta}, 8)));
 }
@@ -381,8 +381,7 @@ TEST_CASE("E41: an attention factor past the table type's range", "[errors][E41]
   rope::Yarn yarn{16, 4096};
   yarn.attention_factor = 1e300;
   require_invalid([&] { Dynamic r(scaled(yarn)); },
-                  {"attention factor " + std::to_string(1e300),
-                   "largest " + std::to_string(double(std::numeric_limits<float>::max()))});
+                  {"attention factor 1e+300", "largest 3.40282e+38"});
   require_invalid([&] { rope::Rotary<Eigen::half> r(scaled(yarn)); }, {"attention factor"});
   REQUIRE_NOTHROW(rope::Rotary<double>(scaled(yarn)));  // a double table holds it
   require_invalid([] { rope::Table<float> t(Layout::half_split, {1.0}, 4, 1e39); },

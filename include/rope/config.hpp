@@ -6,6 +6,7 @@
 //                                   (-fno-exceptions) it prints the message and aborts.
 #pragma once
 
+#include <cstdio>
 #include <string>
 
 #ifndef ROPE_THROW
@@ -23,6 +24,18 @@
 #endif
 
 namespace rope {
+
+namespace detail {
+
+// A double for a message, with an exponent when it is very large or small ("1e+300"), where
+// std::to_string would print 300 digits, or 0.000000 for 1e-300.
+inline std::string number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
+}  // namespace detail
 
 /// Tag of the entry points that skip every argument check of a call (`rope::unchecked`).
 ///

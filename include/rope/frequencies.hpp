@@ -315,7 +315,7 @@ inline Frequencies frequencies(std::size_t d, double base, const Scaling& scalin
   // Every angle m·θ_j, m < 2^53, must be a finite double (only a caller's θ can be this large).
   for (std::size_t j = 0; j < result.theta.size(); ++j) {
     if (!std::isfinite(result.theta[j] * 9007199254740991.0)) {
-      detail::bad_scaling("theta_" + std::to_string(j) + " " + std::to_string(result.theta[j]) +
+      detail::bad_scaling("theta_" + std::to_string(j) + " " + detail::number(result.theta[j]) +
                           " is too large: the angle at position 2^53 - 1 would overflow");
     }
   }

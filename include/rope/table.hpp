@@ -46,9 +46,9 @@ class Table {
     }
     if (!(std::abs(scale) <= static_cast<double>(std::numeric_limits<T>::max()))) {
       ROPE_THROW(std::invalid_argument,
-                 "rope: the attention factor " + std::to_string(scale) +
+                 "rope: the attention factor " + detail::number(scale) +
                      " is not a finite value of the table's type (largest " +
-                     std::to_string(static_cast<double>(std::numeric_limits<T>::max())) + ")");
+                     detail::number(static_cast<double>(std::numeric_limits<T>::max())) + ")");
     }
     if (positions > max_size() / head_size_) {
       ROPE_THROW(std::invalid_argument, "rope: a table of " + std::to_string(positions) +
