@@ -791,6 +791,148 @@ TEST_CASE("E39: a weight matrix whose rows are not heads x head_size", "[errors]
   REQUIRE(w == Eigen::MatrixXf::Ones(12, 3));
 }
 
+// ---- multi-axis RoPE
+
+namespace {
+
+Options with_axes(rope::Axes axes, std::size_t head_size = 8) {
+  Options o = options(head_size);
+  o.axes = std::move(axes);
+  return o;
+}
+
+const rope::Rotary<float, 8> mrope8(with_axes(rope::Axes::sections({1, 1, 2})));
+
+}  // namespace
+
+TEST_CASE("E42: a multi-axis map of 0 or more than 4 axes", "[errors][E42]") {
+  require_invalid([] { Dynamic r(with_axes(rope::Axes::sections({}))); },
+                  {"multi-axis RoPE has 0 axes", "1 to 4"});
+  require_invalid([] { Dynamic r(with_axes(rope::Axes::sections({1, 1, 1, 1, 0}))); },
+                  {"5 axes", "1 to 4"});
+  require_invalid([] { Dynamic r(with_axes(rope::Axes::axial(0))); }, {"0 axes"});
+  require_invalid([] { Dynamic r(with_axes(rope::Axes::custom(5, {0, 0, 0, 0}))); }, {"5 axes"});
+}
+
+TEST_CASE("E43: M-RoPE sections that do not add up to the rotary pairs", "[errors][E43]") {
+  require_invalid([] { Dynamic r(with_axes(rope::Axes::sections({16, 24, 20}), 128)); },
+                  {"the sections add up to 60 pairs", "the rotary dimension has 64"});
+  require_invalid([] { Dynamic r(with_axes(rope::Axes::interleaved({24, 20, 21}), 128)); },
+                  {"add up to 65 pairs", "has 64"});
+  Options partial = with_axes(rope::Axes::sections({16, 24, 24}), 128);
+  partial.rotary_dim = 64;  // 32 pairs
+  require_invalid([&] { Dynamic r(partial); }, {"add up to 64 pairs", "has 32"});
+}
+
+TEST_CASE("E44: interleaved M-RoPE sections the i mod 3 rule cannot give", "[errors][E44]") {
+  require_invalid([] { Dynamic r(with_axes(rope::Axes::interleaved({32, 32}), 128)); },
+                  {"interleaved M-RoPE needs 3 sections, got 2"});
+  // 30 height pairs would need pairs up to 3·30 = 90: only 21 of the 64 pairs are i mod 3 = 1.
+  require_invalid([] { Dynamic r(with_axes(rope::Axes::interleaved({4, 30, 30}), 128)); },
+                  {"interleaved section 0 is 4 pairs", "gives axis 0 22 pairs"});
+}
+
+TEST_CASE("E45: axial RoPE whose pairs do not split into equal blocks", "[errors][E45]") {
+  require_invalid([] { Dynamic r(with_axes(rope::Axes::axial(3), 64)); },
+                  {"splits 32 pairs into 3 equal blocks", "not a multiple of 3"});
+}
+
+TEST_CASE("E46: a custom map of the wrong size or with an axis or theta out of range",
+          "[errors][E46]") {
+  require_invalid([] { Dynamic r(with_axes(rope::Axes::custom(2, {0, 1, 1}))); },
+                  {"custom axis map has 3 pairs", "rotary dimension has 4"});
+  require_invalid([] { Dynamic r(with_axes(rope::Axes::custom(2, {0, 1, 2, 1}))); },
+                  {"pair 2 takes axis 2", "there are 2 axes"});
+  require_invalid([] { Dynamic r(with_axes(rope::Axes::custom(2, {0, 0, 1, 1}, {0, 1}))); },
+                  {"custom theta_index has 2 pairs", "has 4"});
+  require_invalid([] { Dynamic r(with_axes(rope::Axes::custom(2, {0, 0, 1, 1}, {0, 2, 4, 1}))); },
+                  {"pair 2 takes theta_4", "there are 4 frequencies"});
+}
+
+TEST_CASE("E47: multi-axis positions with another number of axes", "[errors][E47]") {
+  Batch b;
+  const std::int64_t two_axes[] = {0, 0, 1, 1};
+  const auto positions = rope::AxisPositions::token_major(two_axes, 2);
+  require_invalid([&] { mrope8.apply(b.x.data(), 2, 3, positions); },
+                  {"the positions have 2 coordinates per token", "the Rotary has 3 axes"});
+  require_invalid([&] { mrope8.apply_qk(b.view(), b.dst_view(), positions); },
+                  {"2 coordinates per token"});
+  require_invalid([&] { mrope8.apply(b.view(), rope::AxisPositions::token_major(two_axes, 1)); },
+                  {"1 coordinates per token"});
+  REQUIRE(b.untouched());
+}
+
+TEST_CASE("E48: a multi-axis coordinate outside [0, 2^53 - 1], or null positions",
+          "[errors][E48]") {
+  Batch b;
+  const std::int64_t negative[] = {0, 0, 0, 1, -1, 1};
+  require_out_of_range(
+      [&] { mrope8.apply(b.x.data(), 2, 3, rope::AxisPositions::token_major(negative, 3)); },
+      {"coordinate 1 of token 1, -1,", "[0, 2^53 - 1 = 9007199254740991]"});
+  const std::int64_t past[] = {0, 1, 0, 1, 0, std::int64_t{1} << 53};  // axis-major
+  require_out_of_range(
+      [&] {
+        mrope8.apply(View<const float>(b.view()), b.dst_view(),
+                     rope::AxisPositions::axis_major(past, 3, 2), rope::TokenRange{0, 2});
+      },
+      {"coordinate 2 of token 1, 9007199254740992,"});
+  const std::int32_t negative32[] = {-3, 0, 0, 0, 0, 0};
+  require_out_of_range(
+      [&] {
+        mrope8.apply_qk(b.view(), b.dst_view(), rope::AxisPositions::token_major(negative32, 3));
+      },
+      {"coordinate 0 of token 0, -3,"});
+  const auto* none = static_cast<const std::int64_t*>(nullptr);
+  require_invalid([&] { mrope8.apply(b.x.data(), 2, 3, rope::AxisPositions::token_major(none, 3)); },
+                  {"positions is a null pointer"});
+  REQUIRE(b.untouched());
+}
+
+TEST_CASE("E49: an empty image or video, or a video interval that is not > 0", "[errors][E49]") {
+  rope::MultimodalPositions p;
+  p.text(2);
+  require_invalid([&] { p.image(0, 4); }, {"0 x 4", "empty", "at least 1"});
+  require_invalid([&] { p.video(0, 2, 2); }, {"video or image of 0 x 2 x 2"});
+  require_invalid([&] { p.video(2, 2, 2, 0.0); }, {"interval 0", "finite number > 0"});
+  require_invalid([&] { p.video(2, 2, 2, std::nan("")); }, {"interval nan"});
+  REQUIRE(p.size() == 2);
+  REQUIRE(p.next() == 2);
+}
+
+TEST_CASE("E50: multimodal positions past 2^53 - 1", "[errors][E50]") {
+  rope::MultimodalPositions p;
+  p.text(1);
+  require_out_of_range([&] { p.video(2, 1, 1, 1e300); }, {"after position 1", "2^53 - 1"});
+  require_out_of_range([&] { p.image(1, std::size_t{1} << 53); },
+                       {"9007199254740992 more positions after position 1"});
+  REQUIRE(p.size() == 1);
+  REQUIRE(p.next() == 1);
+}
+
+TEST_CASE("E51: a patch grid that is empty or not whole merge windows", "[errors][E51]") {
+  rope::PatchGrid grid;
+  grid.rows = 4;
+  grid.columns = 0;
+  require_invalid([&] { rope::patch_positions(grid); },
+                  {"patch grid of 4 x 0 with merge 1", "positive multiples of merge"});
+  grid.columns = 6;
+  grid.merge = 4;
+  require_invalid([&] { rope::patch_positions(grid); }, {"4 x 6 with merge 4"});
+  grid.merge = 0;
+  require_invalid([&] { rope::patch_positions(grid); }, {"with merge 0"});
+}
+
+TEST_CASE("E52: patch coordinates outside [0, 2^53 - 1]", "[errors][E52]") {
+  rope::PatchGrid grid;
+  grid.rows = 2;
+  grid.columns = 3;
+  grid.first = -1;
+  require_out_of_range([&] { rope::patch_positions(grid); },
+                       {"from first -1 to first + 2", "[0, 2^53 - 1]"});
+  grid.first = (std::int64_t{1} << 53) - 2;
+  require_out_of_range([&] { rope::patch_positions(grid); }, {"first 9007199254740990"});
+}
+
 // ---- behaviours that are not errors
 
 TEMPLATE_TEST_CASE("B1: NaN and infinity propagate to their own pair and nowhere else",

@@ -50,4 +50,50 @@ class Positions {
   bool consecutive_ = false;
 };
 
+/// Several coordinates per token, for multi-axis RoPE (see Axes): coordinate a of token t is
+/// data[a·axis_stride + t·token_stride], int64 or int32.
+///
+///     // HuggingFace's position_ids of shape (3, tokens), vLLM's positions [3][tokens]:
+///     rot.apply(x, tokens, heads, rope::AxisPositions::axis_major(position_ids, 3, tokens));
+///     // (t, h, w) triples one after another, as rope::MultimodalPositions builds them:
+///     rot.apply(x, tokens, heads, rope::AxisPositions::token_major(triples, 3));
+///
+/// Holds a pointer, not a copy: the array must outlive the call it is passed to.
+class AxisPositions {
+ public:
+  AxisPositions(const std::int64_t* data, std::size_t axes, std::size_t axis_stride,
+                std::size_t token_stride) noexcept
+      : int64_(data), axes_(axes), axis_stride_(axis_stride), token_stride_(token_stride) {}
+  AxisPositions(const std::int32_t* data, std::size_t axes, std::size_t axis_stride,
+                std::size_t token_stride) noexcept
+      : int32_(data), axes_(axes), axis_stride_(axis_stride), token_stride_(token_stride) {}
+
+  /// [axes][tokens]: all tokens' coordinate 0, then all tokens' coordinate 1, ...
+  template <class Int>
+  static AxisPositions axis_major(const Int* data, std::size_t axes, std::size_t tokens) noexcept {
+    return AxisPositions(data, axes, tokens, 1);
+  }
+  /// [tokens][axes]: the coordinates of token 0, then those of token 1, ...
+  template <class Int>
+  static AxisPositions token_major(const Int* data, std::size_t axes) noexcept {
+    return AxisPositions(data, axes, 1, axes);
+  }
+
+  std::size_t axes() const noexcept { return axes_; }
+  bool is_null() const noexcept { return int64_ == nullptr && int32_ == nullptr; }
+
+  /// Coordinate `axis` of token `token`.
+  std::int64_t operator()(std::size_t token, std::size_t axis) const noexcept {
+    const std::size_t i = axis * axis_stride_ + token * token_stride_;
+    return int64_ != nullptr ? int64_[i] : std::int64_t{int32_[i]};
+  }
+
+ private:
+  const std::int64_t* int64_ = nullptr;
+  const std::int32_t* int32_ = nullptr;
+  std::size_t axes_;
+  std::size_t axis_stride_;
+  std::size_t token_stride_;
+};
+
 }  // namespace rope

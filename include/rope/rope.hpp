@@ -2,11 +2,13 @@
 // public API.
 #pragma once
 
+#include <rope/axes.hpp>
 #include <rope/cache.hpp>
 #include <rope/config.hpp>
 #include <rope/execution.hpp>
 #include <rope/frequencies.hpp>
 #include <rope/layout.hpp>
+#include <rope/multimodal.hpp>
 #include <rope/positions.hpp>
 #include <rope/reference.hpp>
 #include <rope/rotary.hpp>

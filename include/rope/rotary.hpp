@@ -1,6 +1,7 @@
 // rope::Rotary<T, Dim>: rotary position embedding of query and key heads.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -11,6 +12,7 @@
 
 #include <Eigen/Core>
 
+#include <rope/axes.hpp>
 #include <rope/config.hpp>
 #include <rope/detail/checks.hpp>
 #include <rope/detail/kernels.hpp>
@@ -56,6 +58,9 @@ struct Options {
   /// float head. Positions past the table are computed on the fly, so a smaller table costs
   /// speed, never accuracy.
   std::size_t table_memory_limit = std::size_t{1} << 30;
+  /// Multi-axis RoPE: which coordinate of a token's position each pair rotates by (M-RoPE,
+  /// axial vision RoPE; see Axes and docs/multimodal.md). One axis by default.
+  Axes axes = {};
 };
 
 /// Rotary position embedding for heads of Dim coordinates of type T.
@@ -101,8 +106,11 @@ class Rotary {
             detail::checked_rotary_dim(head_size_, options.rotary_dim, options.rotary_offset)),
         rotary_offset_(options.rotary_offset),
         base_(options.base),
-        frequencies_(rope::frequencies(rotary_dim_, options.base, options.scaling,
-                                       options.sequence_length, options.angles)),
+        frequencies_(options.axes.frequencies(rotary_dim_, options.base, options.scaling,
+                                              options.sequence_length, options.angles)),
+        axis_of_pair_(options.axes.axis_of_pairs(rotary_dim_ / 2)),
+        runs_(runs_of(axis_of_pair_)),
+        axes_(options.axes.count()),
         table_(options.layout, frequencies_.theta, checked_positions(options, rotary_dim_),
                frequencies_.attention_factor, options.angles),
         angles_(options.angles) {}
@@ -119,6 +127,10 @@ class Rotary {
   /// The factor on every cos and sin entry (1 but for Yarn and LongRope).
   double attention_factor() const noexcept { return frequencies_.attention_factor; }
   const Table<Compute>& table() const noexcept { return table_; }
+  /// The number of coordinates per token: 1 but for multi-axis RoPE (Options::axes).
+  std::size_t axes() const noexcept { return axes_; }
+  /// The axis each pair takes, pair i in θ order (all 0 for ordinary RoPE).
+  const std::vector<std::uint8_t>& axis_of_pairs() const noexcept { return axis_of_pair_; }
 
   /// Rotates a contiguous [tokens][heads][head_size] buffer in place.
   void apply(T* x, std::size_t tokens, std::size_t heads, Positions positions,
@@ -151,14 +163,7 @@ class Rotary {
   /// Throws std::out_of_range if the range is not inside the batch.
   void apply(View<const T> src, View<T> dst, Positions positions, TokenRange range,
              Direction direction = Direction::forward, const Execution& execution = {}) const {
-    detail::check_view("src", src, head_size_);
-    detail::check_view("dst", dst, head_size_);
-    detail::check_same_shape(src, dst);
-    detail::check_disjoint("src", src, "dst", dst, head_size_, true);
-    detail::check_range(range, src.tokens());
-    const detail::Job<T> job{src, dst};
-    check_call(&job, 1, range, positions, execution);
-    run(&job, 1, range, positions, direction, execution);
+    checked_apply(src, dst, positions, range, direction, execution);
   }
 
   /// apply without any argument check (see rope::Unchecked). Preconditions: the checked call
@@ -180,21 +185,65 @@ class Rotary {
   /// apply_qk for the tokens [range.first, range.last) only.
   void apply_qk(View<T> q, View<T> k, Positions positions, TokenRange range,
                 Direction direction = Direction::forward, const Execution& execution = {}) const {
-    detail::check_view("q", q, head_size_);
-    detail::check_view("k", k, head_size_);
-    if (q.tokens() != k.tokens()) {
-      ROPE_THROW(std::invalid_argument, "rope: q has " + std::to_string(q.tokens()) +
-                                            " tokens but k has " + std::to_string(k.tokens()));
-    }
-    detail::check_disjoint("q", q, "k", k, head_size_, false);
-    detail::check_range(range, q.tokens());
-    const detail::Job<T> jobs[2] = {{q, q}, {k, k}};
-    check_call(jobs, 2, range, positions, execution);
-    run(jobs, 2, range, positions, direction, execution);
+    checked_apply_qk(q, k, positions, range, direction, execution);
   }
 
   /// apply_qk without any argument check (see rope::Unchecked), on the same preconditions.
   void apply_qk(Unchecked, View<T> q, View<T> k, Positions positions, TokenRange range,
+                Direction direction = Direction::forward, const Execution& execution = {}) const {
+    const detail::Job<T> jobs[2] = {{q, q}, {k, k}};
+    run(jobs, 2, range, positions, direction, execution);
+  }
+
+  // ---- multi-axis positions (Options::axes): the entry points above, with the coordinates of
+  // each token in an AxisPositions of axes() coordinates per token. Pair i of token t rotates by
+  // positions(t, axis_of_pairs()[i])·θ_i; a token whose coordinates are all m is rotated exactly
+  // as the Positions entry points rotate position m (which is what they do on a multi-axis
+  // Rotary). Besides the checks above, these throw std::invalid_argument if the positions have
+  // another number of axes, and std::out_of_range for a coordinate outside [0, 2^53 − 1].
+
+  /// Rotates a contiguous [tokens][heads][head_size] buffer in place.
+  void apply(T* x, std::size_t tokens, std::size_t heads, const AxisPositions& positions,
+             Direction direction = Direction::forward, const Execution& execution = {}) const {
+    const View<T> view = View<T>::contiguous(x, tokens, heads, head_size_);
+    checked_apply(View<const T>(view), view, positions, TokenRange{0, tokens}, direction,
+                  execution);
+  }
+
+  /// Rotates the heads of a strided view in place.
+  void apply(View<T> x, const AxisPositions& positions, Direction direction = Direction::forward,
+             const Execution& execution = {}) const {
+    checked_apply(View<const T>(x), x, positions, TokenRange{0, x.tokens()}, direction, execution);
+  }
+
+  /// Writes the rotation of the tokens [range.first, range.last) of src into dst.
+  void apply(View<const T> src, View<T> dst, const AxisPositions& positions, TokenRange range,
+             Direction direction = Direction::forward, const Execution& execution = {}) const {
+    checked_apply(src, dst, positions, range, direction, execution);
+  }
+
+  /// Rotates queries and keys of the same tokens in place in one pass.
+  void apply_qk(View<T> q, View<T> k, const AxisPositions& positions,
+                Direction direction = Direction::forward, const Execution& execution = {}) const {
+    checked_apply_qk(q, k, positions, TokenRange{0, q.tokens()}, direction, execution);
+  }
+
+  /// apply_qk for the tokens [range.first, range.last) only.
+  void apply_qk(View<T> q, View<T> k, const AxisPositions& positions, TokenRange range,
+                Direction direction = Direction::forward, const Execution& execution = {}) const {
+    checked_apply_qk(q, k, positions, range, direction, execution);
+  }
+
+  /// apply without any argument check (see rope::Unchecked).
+  void apply(Unchecked, View<const T> src, View<T> dst, const AxisPositions& positions,
+             TokenRange range, Direction direction = Direction::forward,
+             const Execution& execution = {}) const {
+    const detail::Job<T> job{src, dst};
+    run(&job, 1, range, positions, direction, execution);
+  }
+
+  /// apply_qk without any argument check (see rope::Unchecked).
+  void apply_qk(Unchecked, View<T> q, View<T> k, const AxisPositions& positions, TokenRange range,
                 Direction direction = Direction::forward, const Execution& execution = {}) const {
     const detail::Job<T> jobs[2] = {{q, q}, {k, k}};
     run(jobs, 2, range, positions, direction, execution);
@@ -283,10 +332,61 @@ class Rotary {
     return options.max_positions;
   }
 
+  // A pair's axis, for consecutive pairs [first, last) with the same axis.
+  struct AxisRun {
+    std::size_t first, last, axis;
+  };
+
+  static std::vector<AxisRun> runs_of(const std::vector<std::uint8_t>& axis_of_pair) {
+    std::vector<AxisRun> runs;
+    for (std::size_t i = 0; i < axis_of_pair.size(); ++i) {
+      if (runs.empty() || runs.back().axis != axis_of_pair[i]) {
+        runs.push_back({i, i, axis_of_pair[i]});
+      }
+      runs.back().last = i + 1;
+    }
+    return runs;
+  }
+
+  // P is Positions or AxisPositions.
+  template <class P>
+  void checked_apply(View<const T> src, View<T> dst, const P& positions, TokenRange range,
+                     Direction direction, const Execution& execution) const {
+    detail::check_view("src", src, head_size_);
+    detail::check_view("dst", dst, head_size_);
+    detail::check_same_shape(src, dst);
+    detail::check_disjoint("src", src, "dst", dst, head_size_, true);
+    detail::check_range(range, src.tokens());
+    const detail::Job<T> job{src, dst};
+    check_call(&job, 1, range, positions, execution);
+    run(&job, 1, range, positions, direction, execution);
+  }
+
+  template <class P>
+  void checked_apply_qk(View<T> q, View<T> k, const P& positions, TokenRange range,
+                        Direction direction, const Execution& execution) const {
+    detail::check_view("q", q, head_size_);
+    detail::check_view("k", k, head_size_);
+    if (q.tokens() != k.tokens()) {
+      ROPE_THROW(std::invalid_argument, "rope: q has " + std::to_string(q.tokens()) +
+                                            " tokens but k has " + std::to_string(k.tokens()));
+    }
+    detail::check_disjoint("q", q, "k", k, head_size_, false);
+    detail::check_range(range, q.tokens());
+    const detail::Job<T> jobs[2] = {{q, q}, {k, k}};
+    check_call(jobs, 2, range, positions, execution);
+    run(jobs, 2, range, positions, direction, execution);
+  }
+
   // The checks that need the jobs: positions, and streaming's requirements.
-  static void check_call(const detail::Job<T>* jobs, std::size_t job_count, TokenRange range,
-                         const Positions& positions, const Execution& execution) {
-    detail::check_positions(positions, range);
+  template <class P>
+  void check_call(const detail::Job<T>* jobs, std::size_t job_count, TokenRange range,
+                  const P& positions, const Execution& execution) const {
+    if constexpr (std::is_same_v<P, AxisPositions>) {
+      detail::check_axis_positions(positions, range, axes_);
+    } else {
+      detail::check_positions(positions, range);
+    }
     for (std::size_t i = 0; i < job_count && execution.streaming_stores; ++i) {
       detail::check_streaming(jobs[i].src, jobs[i].dst);
     }
@@ -305,8 +405,9 @@ class Rotary {
   }
 
   // Splits the tokens over threads.
+  template <class P>
   void run(const detail::Job<T>* jobs, std::size_t job_count, TokenRange range,
-           const Positions& positions, Direction direction, const Execution& execution) const {
+           const P& positions, Direction direction, const Execution& execution) const {
     detail::for_each_part(
         range, parts(jobs, job_count, range, execution), [&](std::size_t, TokenRange tokens) {
           // The row of a position past the table, allocated on first use.
@@ -321,10 +422,9 @@ class Rotary {
 
   // Chooses the kernel for the direction, stores and head size once per part; the loops inside
   // see none of these choices.
-  template <Direction D>
+  template <Direction D, class P>
   void run(const detail::Job<T>* jobs, std::size_t job_count, TokenRange tokens,
-           const Positions& positions, const Execution& execution,
-           std::vector<Compute>& scratch) const {
+           const P& positions, const Execution& execution, std::vector<Compute>& scratch) const {
     constexpr int kHalf = Dim == Eigen::Dynamic ? Eigen::Dynamic : Dim / 2;
     constexpr auto ordinary = detail::Stores::ordinary, streaming = detail::Stores::streaming;
     const bool whole = rotary_dim_ == head_size_;
@@ -358,16 +458,49 @@ class Rotary {
            const Positions& positions, std::vector<Compute>& scratch) const {
     const detail::Slice slice{rotary_offset_, rotary_dim_, head_size_};
     positions.visit([&](auto position_of) {
-      const auto row_of = [&](std::size_t t) -> const Compute* {
-        const auto m = static_cast<std::size_t>(position_of(t));
-        if (m < table_.positions()) return table_.row(m);
-        scratch.resize(rotary_dim_);
-        Table<Compute>::compute_row(layout(), frequencies_.theta, static_cast<double>(m),
-                                    scratch.data(), frequencies_.attention_factor, angles_);
-        return scratch.data();
-      };
+      const auto row_of = [&](std::size_t t) { return row(position_of(t), scratch); };
       detail::rotate_layout<Half, D, W>(layout(), row_of, jobs, job_count, tokens, slice);
     });
+  }
+
+  // The same for multi-axis positions: a token's row is put together from the rows of its
+  // coordinates, run by run of pairs, unless all its coordinates are equal.
+  template <Direction D, int Half, detail::Stores W>
+  void run(const detail::Job<T>* jobs, std::size_t job_count, TokenRange tokens,
+           const AxisPositions& positions, std::vector<Compute>& scratch) const {
+    const detail::Slice slice{rotary_offset_, rotary_dim_, head_size_};
+    const auto row_of = [&](std::size_t t) -> const Compute* {
+      std::int64_t p[Axes::kMaxAxes];
+      bool same = true;
+      for (std::size_t a = 0; a < axes_; ++a) {
+        p[a] = positions(t, a);
+        same = same && p[a] == p[0];
+      }
+      if (same) return row(p[0], scratch);
+      scratch.resize(rotary_dim_);
+      for (const AxisRun& run : runs_) {
+        const auto m = static_cast<std::size_t>(p[run.axis]);
+        if (m < table_.positions()) {
+          table_.copy_pairs(m, run.first, run.last, scratch.data());
+        } else {
+          Table<Compute>::compute_pairs(layout(), frequencies_.theta, static_cast<double>(m),
+                                        scratch.data(), run.first, run.last,
+                                        frequencies_.attention_factor, angles_);
+        }
+      }
+      return scratch.data();
+    };
+    detail::rotate_layout<Half, D, W>(layout(), row_of, jobs, job_count, tokens, slice);
+  }
+
+  // The table row of position m, or the row computed into scratch past the table.
+  const Compute* row(std::int64_t position, std::vector<Compute>& scratch) const {
+    const auto m = static_cast<std::size_t>(position);
+    if (m < table_.positions()) return table_.row(m);
+    scratch.resize(rotary_dim_);
+    Table<Compute>::compute_row(layout(), frequencies_.theta, static_cast<double>(m),
+                                scratch.data(), frequencies_.attention_factor, angles_);
+    return scratch.data();
   }
 
   std::size_t head_size_;
@@ -375,6 +508,9 @@ class Rotary {
   std::size_t rotary_offset_;
   double base_;
   Frequencies frequencies_;
+  std::vector<std::uint8_t> axis_of_pair_;
+  std::vector<AxisRun> runs_;
+  std::size_t axes_;
   Table<Compute> table_;
   Angles angles_;
 };

@@ -1,6 +1,7 @@
 // Precomputed cos/sin tables, one row per position.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <limits>
@@ -69,8 +70,16 @@ class Table {
   /// and their product with `scale` to float, as PyTorch's float32 tensors do.
   static void compute_row(Layout layout, const std::vector<double>& theta, double position, T* row,
                           double scale = 1.0, Angles angles = Angles::exact) {
+    compute_pairs(layout, theta, position, row, 0, theta.size(), scale, angles);
+  }
+
+  /// compute_row for the entries of pairs [first, last) only; the other entries of row are left
+  /// as they are.
+  static void compute_pairs(Layout layout, const std::vector<double>& theta, double position,
+                            T* row, std::size_t first, std::size_t last, double scale = 1.0,
+                            Angles angles = Angles::exact) {
     const std::size_t half = theta.size();
-    for (std::size_t j = 0; j < half; ++j) {
+    for (std::size_t j = first; j < last; ++j) {
       T c, s;
       if (angles == Angles::exact) {
         const double angle = position * theta[j];
@@ -103,6 +112,19 @@ class Table {
 
   /// The head_size entries of row `position`. Precondition: position < positions().
   const T* row(std::size_t position) const noexcept { return data_.data() + position * head_size_; }
+
+  /// Copies the entries of pairs [first, last) of row `position` to the same places in `to`.
+  /// Precondition: position < positions(), first <= last <= head_size()/2.
+  void copy_pairs(std::size_t position, std::size_t first, std::size_t last, T* to) const noexcept {
+    const T* from = row(position);
+    if (layout_ == Layout::interleaved) {
+      std::copy(from + 2 * first, from + 2 * last, to + 2 * first);
+    } else {
+      const std::size_t half = head_size_ / 2;
+      std::copy(from + first, from + last, to + first);
+      std::copy(from + half + first, from + half + last, to + half + first);
+    }
+  }
 
   /// cos(position·θ_pair). Precondition: position < positions(), pair < head_size()/2.
   T cos(std::size_t position, std::size_t pair) const noexcept {

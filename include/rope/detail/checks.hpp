@@ -229,6 +229,31 @@ inline void check_positions(const Positions& positions, TokenRange range) {
   });
 }
 
+// Multi-axis positions: as many axes as the Rotary has, each coordinate in [0, 2^53 − 1].
+inline void check_axis_positions(const AxisPositions& positions, TokenRange range,
+                                 std::size_t axes) {
+  if (range.first == range.last) return;
+  if (positions.is_null()) {
+    ROPE_THROW(std::invalid_argument, "rope: positions is a null pointer");
+  }
+  if (positions.axes() != axes) {
+    ROPE_THROW(std::invalid_argument, "rope: the positions have " + str(positions.axes()) +
+                                          " coordinates per token but the Rotary has " +
+                                          str(axes) + " axes");
+  }
+  for (std::size_t t = range.first; t < range.last; ++t) {
+    for (std::size_t a = 0; a < axes; ++a) {
+      const std::int64_t p = positions(t, a);
+      if (p < 0 || p > kMaxPosition) {
+        ROPE_THROW(std::out_of_range, "rope: coordinate " + str(a) + " of token " + str(t) +
+                                          ", " + std::to_string(p) +
+                                          ", is outside [0, 2^53 - 1 = " +
+                                          std::to_string(kMaxPosition) + "]");
+      }
+    }
+  }
+}
+
 inline void check_range(TokenRange range, std::size_t tokens) {
   if (range.first > range.last || range.last > tokens) {
     ROPE_THROW(std::out_of_range, "rope: token range [" + str(range.first) + ", " +

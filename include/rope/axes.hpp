@@ -1,0 +1,199 @@
+// Multi-axis RoPE: which coordinate of a token's position each rotary pair rotates by.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <rope/config.hpp>
+#include <rope/frequencies.hpp>
+#include <rope/layout.hpp>
+
+namespace rope {
+
+/// How the rotary pairs of a head share out a token's position coordinates (its axes).
+///
+/// Ordinary RoPE has one axis: pair i rotates by m·θ_i. Multi-axis RoPE gives each token several
+/// coordinates p_0, p_1, ... (temporal, height and width in M-RoPE; row and column of an image
+/// patch in a vision transformer) and pair i rotates by p_{axis(i)}·θ_i. Pairs are counted in θ
+/// order: pair i is coordinates (2i, 2i+1) in Layout::interleaved and (i, i + rotary_dim/2) in
+/// Layout::half_split. A token whose coordinates are all equal to m (a text token) is rotated
+/// exactly as ordinary RoPE rotates position m. docs/multimodal.md pictures each map.
+///
+///     options.axes = rope::Axes::sections({16, 24, 24});  // Qwen2-VL, 128-wide heads
+class Axes {
+ public:
+  /// At most this many axes (M-RoPE uses 3, ggml's sectioned M-RoPE has room for 4).
+  static constexpr std::size_t kMaxAxes = 4;
+
+  /// One axis: ordinary RoPE.
+  Axes() = default;
+
+  /// Sectioned M-RoPE (Qwen2-VL, Qwen2.5-VL; GLM-4.1V with Layout::interleaved): the first
+  /// section[0] pairs take axis 0, the next section[1] axis 1, and so on. θ_i runs over the whole
+  /// rotary dimension, not restarted per section. HuggingFace's rope_scaling["mrope_section"];
+  /// the sections must add up to rotary_dim/2.
+  static Axes sections(std::vector<std::size_t> section) {
+    Axes axes(Kind::sections, section.size());
+    axes.section_ = std::move(section);
+    return axes;
+  }
+
+  /// Interleaved M-RoPE (Qwen3-VL): pair i takes axis 1 (height) if i mod 3 = 1 and
+  /// i < 3·section[1], axis 2 (width) if i mod 3 = 2 and i < 3·section[2], and axis 0 (temporal)
+  /// otherwise. θ_i as in sections(). The three sections must add up to rotary_dim/2 and be the
+  /// number of pairs each axis ends up with (Qwen3-VL: {24, 20, 20}).
+  static Axes interleaved(std::vector<std::size_t> section) {
+    Axes axes(Kind::interleaved, section.size());
+    axes.section_ = std::move(section);
+    return axes;
+  }
+
+  /// Axial RoPE of vision transformers (Qwen2-VL's ViT, torchtune's vision RoPE): the pairs split
+  /// into `count` equal blocks, block a takes axis a (for 2 axes: row, then column), and θ
+  /// restarts in each block as for a head of rotary_dim/count coordinates:
+  /// θ_j = base^(−2j/(rotary_dim/count)). A scaling scheme applies to each block alone.
+  static Axes axial(std::size_t count = 2) { return Axes(Kind::axial, count); }
+
+  /// Any map: pair i takes axis axis_of_pair[i] < count and θ_{theta_index[i]} of the whole
+  /// rotary dimension (an empty theta_index means θ_i). Pixtral's vision RoPE: axis 0 (row) for
+  /// the first half of the pairs with θ_0, θ_2, θ_4, ..., axis 1 (column) for the second half with
+  /// θ_1, θ_3, θ_5, ...
+  static Axes custom(std::size_t count, std::vector<std::uint8_t> axis_of_pair,
+                     std::vector<std::size_t> theta_index = {}) {
+    Axes axes(Kind::custom, count);
+    axes.axis_of_pair_ = std::move(axis_of_pair);
+    axes.theta_index_ = std::move(theta_index);
+    return axes;
+  }
+
+  /// The number of coordinates per token.
+  std::size_t count() const noexcept { return count_; }
+
+  /// The axis of each of `pairs` pairs. Throws std::invalid_argument if the axes do not fit
+  /// `pairs` (docs/errors.md, E42–E45).
+  std::vector<std::uint8_t> axis_of_pairs(std::size_t pairs) const {
+    check_count();
+    std::vector<std::uint8_t> axis(pairs, 0);
+    switch (kind_) {
+      case Kind::single:
+        break;
+      case Kind::sections:
+      case Kind::interleaved: {
+        std::size_t sum = 0;
+        for (const std::size_t s : section_) sum += s;
+        if (sum != pairs) {
+          bad("the sections add up to " + std::to_string(sum) + " pairs but the rotary dimension has " +
+              std::to_string(pairs));
+        }
+        if (kind_ == Kind::sections) {
+          std::size_t i = 0;
+          for (std::size_t a = 0; a < count_; ++a) {
+            for (std::size_t k = 0; k < section_[a]; ++k) axis[i++] = std::uint8_t(a);
+          }
+          break;
+        }
+        if (count_ != 3) bad("interleaved M-RoPE needs 3 sections, got " + std::to_string(count_));
+        std::size_t taken[3] = {0, 0, 0};
+        for (std::size_t i = 0; i < pairs; ++i) {
+          if (i % 3 == 1 && i < 3 * section_[1]) {
+            axis[i] = 1;
+          } else if (i % 3 == 2 && i < 3 * section_[2]) {
+            axis[i] = 2;
+          }
+          ++taken[axis[i]];
+        }
+        for (std::size_t a = 0; a < 3; ++a) {
+          if (taken[a] != section_[a]) {
+            bad("interleaved section " + std::to_string(a) + " is " + std::to_string(section_[a]) +
+                " pairs but the rule i mod 3 gives axis " + std::to_string(a) + " " +
+                std::to_string(taken[a]) + " pairs");
+          }
+        }
+        break;
+      }
+      case Kind::axial:
+        if (pairs % count_ != 0) {
+          bad("axial RoPE splits " + std::to_string(pairs) + " pairs into " +
+              std::to_string(count_) + " equal blocks: " + std::to_string(pairs) +
+              " is not a multiple of " + std::to_string(count_));
+        }
+        for (std::size_t i = 0; i < pairs; ++i) axis[i] = std::uint8_t(i / (pairs / count_));
+        break;
+      case Kind::custom:
+        if (axis_of_pair_.size() != pairs) {
+          bad("the custom axis map has " + std::to_string(axis_of_pair_.size()) +
+              " pairs but the rotary dimension has " + std::to_string(pairs));
+        }
+        for (std::size_t i = 0; i < pairs; ++i) {
+          if (axis_of_pair_[i] >= count_) {
+            bad("pair " + std::to_string(i) + " takes axis " + std::to_string(axis_of_pair_[i]) +
+                " but there are " + std::to_string(count_) + " axes");
+          }
+        }
+        axis = axis_of_pair_;
+        break;
+    }
+    return axis;
+  }
+
+  /// θ of each pair, and the attention factor, for a rotary dimension, base and scaling (the
+  /// arguments of rope::frequencies). Throws as rope::frequencies and axis_of_pairs do.
+  Frequencies frequencies(std::size_t rotary_dim, double base, const Scaling& scaling,
+                          double sequence_length, Angles angles) const {
+    const std::size_t pairs = rotary_dim / 2;
+    axis_of_pairs(pairs);  // the map's checks
+    if (kind_ != Kind::axial) {
+      Frequencies all = rope::frequencies(rotary_dim, base, scaling, sequence_length, angles);
+      if (kind_ != Kind::custom || theta_index_.empty()) return all;
+      if (theta_index_.size() != pairs) {
+        bad("the custom theta_index has " + std::to_string(theta_index_.size()) +
+            " pairs but the rotary dimension has " + std::to_string(pairs));
+      }
+      Frequencies picked{std::vector<double>(pairs), all.attention_factor};
+      for (std::size_t i = 0; i < pairs; ++i) {
+        if (theta_index_[i] >= pairs) {
+          bad("pair " + std::to_string(i) + " takes theta_" + std::to_string(theta_index_[i]) +
+              " but there are " + std::to_string(pairs) + " frequencies");
+        }
+        picked.theta[i] = all.theta[theta_index_[i]];
+      }
+      return picked;
+    }
+    // Each block is the head of a rotary_dim/count-wide ordinary RoPE.
+    Frequencies block =
+        rope::frequencies(rotary_dim / count_, base, scaling, sequence_length, angles);
+    Frequencies all{{}, block.attention_factor};
+    for (std::size_t a = 0; a < count_; ++a) {
+      all.theta.insert(all.theta.end(), block.theta.begin(), block.theta.end());
+    }
+    return all;
+  }
+
+ private:
+  enum class Kind { single, sections, interleaved, axial, custom };
+
+  Axes(Kind kind, std::size_t count) : kind_(kind), count_(count) {}
+
+  [[noreturn]] static void bad(const std::string& what) {
+    ROPE_THROW(std::invalid_argument, "rope: " + what);
+  }
+
+  void check_count() const {
+    if (count_ == 0 || count_ > kMaxAxes) {
+      bad("multi-axis RoPE has " + std::to_string(count_) + " axes; it needs 1 to " +
+          std::to_string(kMaxAxes));
+    }
+  }
+
+  Kind kind_ = Kind::single;
+  std::size_t count_ = 1;
+  std::vector<std::size_t> section_{};
+  std::vector<std::uint8_t> axis_of_pair_{};
+  std::vector<std::size_t> theta_index_{};
+};
+
+}  // namespace rope

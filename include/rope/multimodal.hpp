@@ -1,0 +1,171 @@
+// Position coordinates for vision-language models and vision transformers (multi-axis RoPE).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <rope/config.hpp>
+#include <rope/positions.hpp>
+
+namespace rope {
+
+/// The (temporal, height, width) coordinates of a prompt of text, images and videos for M-RoPE,
+/// built as Qwen2-VL's get_rope_index builds them. Token t's coordinates are data()[3t .. 3t+2].
+///
+/// Each block starts at n, the next position: one more than the largest coordinate so far (0 at
+/// first). Text token k of a block is at (n+k, n+k, n+k). An image is one frame of
+/// rows × columns tokens, row by row: token (r, c) is at (n, n+r, n+c). A video is `frames` such
+/// frames; frame f has temporal coordinate n + ⌊f·interval⌋ (Qwen2-VL: interval 1; Qwen2.5-VL:
+/// second_per_grid_t · tokens_per_second, computed here in double).
+///
+/// Rows and columns count the language model's tokens: HuggingFace's image_grid_thw height and
+/// width divided by spatial_merge_size.
+///
+///     rope::MultimodalPositions prompt;
+///     prompt.text(5).image(4, 6).text(3);        // 5 + 24 + 3 tokens
+///     rot.apply(x, prompt.size(), heads, prompt.positions());
+///     // decoding then continues at prompt.next(), prompt.next() + 1, ... (text tokens)
+class MultimodalPositions {
+ public:
+  /// Appends `tokens` text tokens.
+  MultimodalPositions& text(std::size_t tokens) {
+    check_room(tokens);
+    for (std::size_t k = 0; k < tokens; ++k) {
+      const std::int64_t m = next_ + std::int64_t(k);
+      push(m, m, m);
+    }
+    next_ += std::int64_t(tokens);
+    return *this;
+  }
+
+  /// Appends an image of rows × columns tokens. Throws std::invalid_argument if either is 0.
+  MultimodalPositions& image(std::size_t rows, std::size_t columns) {
+    return video(1, rows, columns, 1.0);
+  }
+
+  /// Appends a video of frames × rows × columns tokens, frame after frame. Throws
+  /// std::invalid_argument if a size is 0 or interval is not a finite number > 0.
+  MultimodalPositions& video(std::size_t frames, std::size_t rows, std::size_t columns,
+                             double interval = 1.0) {
+    if (frames == 0 || rows == 0 || columns == 0) {
+      ROPE_THROW(std::invalid_argument,
+                 "rope: a video or image of " + std::to_string(frames) + " x " +
+                     std::to_string(rows) + " x " + std::to_string(columns) +
+                     " tokens is empty; each size must be at least 1");
+    }
+    if (!(interval > 0.0) || !std::isfinite(interval)) {
+      ROPE_THROW(std::invalid_argument, "rope: the video's interval " + detail::number(interval) +
+                                            " must be a finite number > 0");
+    }
+    const double last_frame = std::floor(double(frames - 1) * interval);
+    if (!(last_frame < double(kRoom))) check_room(kRoom + 1);  // throws
+    const std::size_t extent = std::max({std::size_t(last_frame), rows - 1, columns - 1});
+    check_room(extent + 1);
+    for (std::size_t f = 0; f < frames; ++f) {
+      const std::int64_t t = next_ + static_cast<std::int64_t>(std::floor(double(f) * interval));
+      for (std::size_t r = 0; r < rows; ++r) {
+        for (std::size_t c = 0; c < columns; ++c) {
+          push(t, next_ + std::int64_t(r), next_ + std::int64_t(c));
+        }
+      }
+    }
+    next_ += std::int64_t(extent) + 1;
+    return *this;
+  }
+
+  /// The number of tokens so far.
+  std::size_t size() const noexcept { return data_.size() / 3; }
+  /// The position of the next text token; HuggingFace's rope_deltas is next() − size().
+  std::int64_t next() const noexcept { return next_; }
+  /// [tokens][3] coordinates.
+  const std::vector<std::int64_t>& data() const noexcept { return data_; }
+  /// The coordinates as the multi-axis entry points of Rotary take them.
+  AxisPositions positions() const noexcept { return AxisPositions::token_major(data_.data(), 3); }
+
+ private:
+  // Positions must stay below 2^53 (the limit of every entry point).
+  static constexpr std::size_t kRoom = std::size_t{1} << 53;
+
+  void check_room(std::size_t span) const {
+    if (span > kRoom - std::size_t(next_)) {
+      ROPE_THROW(std::out_of_range, "rope: " + std::to_string(span) +
+                                        " more positions after position " +
+                                        std::to_string(next_) + " would pass 2^53 - 1");
+    }
+  }
+
+  void push(std::int64_t t, std::int64_t h, std::int64_t w) {
+    data_.push_back(t);
+    data_.push_back(h);
+    data_.push_back(w);
+  }
+
+  std::vector<std::int64_t> data_{};
+  std::int64_t next_ = 0;
+};
+
+/// A grid of image patches for 2-D axial RoPE (Axes::axial()).
+struct PatchGrid {
+  std::size_t rows = 0;
+  std::size_t columns = 0;
+  /// Qwen2-VL's spatial_merge_size: the ViT orders patches in merge × merge windows, window by
+  /// window (row-major), row-major inside a window. 1: plain row-major order.
+  std::size_t merge = 1;
+  /// The coordinate of the first row and column: 0 for Qwen2-VL; 1 for torchtune's vision RoPE,
+  /// which keeps (0, 0), the zero rotation, for the class token.
+  std::int64_t first = 0;
+  /// (column, row) instead of (row, column): torchtune puts the column (x) axis first.
+  bool column_first = false;
+};
+
+/// Where the class token of a vision transformer goes: none, before the patches or after them.
+/// It is at (0, 0): not rotated.
+enum class ClassToken { none, first, last };
+
+/// The 2 coordinates of every patch of the grid (and of the class token), [tokens][2], in the
+/// patch order of the grid. Throws std::invalid_argument if rows or columns is 0 or not a
+/// multiple of merge, or merge is 0; std::out_of_range if first is negative or a coordinate would
+/// pass 2^53 − 1.
+inline std::vector<std::int64_t> patch_positions(const PatchGrid& grid,
+                                                 ClassToken class_token = ClassToken::none) {
+  const std::size_t m = grid.merge;
+  if (grid.rows == 0 || grid.columns == 0 || m == 0 || grid.rows % m != 0 ||
+      grid.columns % m != 0) {
+    ROPE_THROW(std::invalid_argument,
+               "rope: a patch grid of " + std::to_string(grid.rows) + " x " +
+                   std::to_string(grid.columns) + " with merge " + std::to_string(m) +
+                   ": rows and columns must be positive multiples of merge (and merge >= 1)");
+  }
+  const std::size_t extent = std::max(grid.rows, grid.columns);
+  if (grid.first < 0 || std::size_t(grid.first) > (std::size_t{1} << 53) - extent) {
+    ROPE_THROW(std::out_of_range, "rope: patch coordinates from first " +
+                                      std::to_string(grid.first) + " to first + " +
+                                      std::to_string(extent - 1) +
+                                      " must lie in [0, 2^53 - 1]");
+  }
+  std::vector<std::int64_t> out;
+  out.reserve(2 * (grid.rows * grid.columns + 1));
+  const auto push = [&](std::int64_t row, std::int64_t column) {
+    out.push_back(grid.column_first ? column : row);
+    out.push_back(grid.column_first ? row : column);
+  };
+  if (class_token == ClassToken::first) push(0, 0);
+  for (std::size_t wr = 0; wr < grid.rows; wr += m) {
+    for (std::size_t wc = 0; wc < grid.columns; wc += m) {
+      for (std::size_t r = wr; r < wr + m; ++r) {
+        for (std::size_t c = wc; c < wc + m; ++c) {
+          push(grid.first + std::int64_t(r), grid.first + std::int64_t(c));
+        }
+      }
+    }
+  }
+  if (class_token == ClassToken::last) push(0, 0);
+  return out;
+}
+
+}  // namespace rope
