@@ -1,6 +1,7 @@
 // The files the examples write, checked against independent computations: the long-term decay
 // CSV against the bound recomputed here in long double from its definition, and both SVG plots
 // against the numbers they claim to draw. Run after the examples (a CTest fixture).
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstddef>
@@ -157,4 +158,42 @@ TEST_CASE("rotation_2d.svg draws position m at angle m radians", "[examples]") {
   }
   REQUIRE(seen.size() == 8);
   REQUIRE(seen.rbegin()->first == 7);
+}
+
+TEST_CASE("multimodal.svg draws each model's pairs with the axes of its rule", "[examples]") {
+  const std::string svg = read("multimodal.svg");
+  // model -> the axis of each drawn pair, in order
+  std::map<std::string, std::vector<int>> strips;
+  const std::string open = "<g data-model=\"", axis = "data-axis=\"";
+  for (std::size_t g = svg.find(open); g != std::string::npos; g = svg.find(open, g + 1)) {
+    const std::size_t name_end = svg.find('"', g + open.size());
+    const std::size_t end = svg.find("</g>", g);
+    REQUIRE((name_end != std::string::npos && end != std::string::npos));
+    std::vector<int>& axes = strips[svg.substr(g + open.size(), name_end - g - open.size())];
+    for (std::size_t c = svg.find(axis, g); c < end; c = svg.find(axis, c + 1)) {
+      axes.push_back(svg[c + axis.size()] - '0');
+    }
+  }
+  REQUIRE(strips.size() == 5);
+  const auto count = [](const std::vector<int>& axes, int a) {
+    return std::count(axes.begin(), axes.end(), a);
+  };
+  const std::vector<int>& qwen2 = strips.at("Qwen2-VL {16, 24, 24}");
+  REQUIRE(qwen2.size() == 64);
+  REQUIRE(std::is_sorted(qwen2.begin(), qwen2.end()));  // consecutive sections
+  REQUIRE((count(qwen2, 0) == 16 && count(qwen2, 1) == 24 && count(qwen2, 2) == 24));
+  const std::vector<int>& qwen3 = strips.at("Qwen3-VL {24, 20, 20}");
+  REQUIRE(qwen3.size() == 64);
+  for (std::size_t i = 0; i < 64; ++i) {
+    INFO("pair " << i);
+    REQUIRE(qwen3[i] == (i < 60 ? int(i % 3) : 0));
+  }
+  for (const char* name : {"Qwen2-VL ViT (80): θ restarts", "torchtune (64): θ restarts",
+                           "Pixtral (64): even θ | odd θ"}) {
+    INFO(name);
+    const std::vector<int>& axial = strips.at(name);
+    REQUIRE(std::is_sorted(axial.begin(), axial.end()));
+    REQUIRE(count(axial, 0) == count(axial, 1));
+    REQUIRE(count(axial, 0) + count(axial, 1) == std::ptrdiff_t(axial.size()));
+  }
 }

@@ -1,0 +1,153 @@
+// M-RoPE for a vision-language model (Qwen2-VL's layout): a prompt of text, an image and text
+// gets (temporal, height, width) coordinates, and each pair of a head rotates by one of them.
+// Prints the coordinates, and checks two claims, exiting non-zero if either fails:
+//  1. a text token (all coordinates equal) is rotated exactly as ordinary RoPE rotates it;
+//  2. a query-key score depends only on the differences of the coordinates: moving both tokens
+//     by the same amount along any axis leaves it unchanged, up to rounding.
+// Writes multimodal.svg, which pairs take which axis in five models, into the directory given as
+// the first argument (default: the current one).
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <rope/rope.hpp>
+
+namespace {
+
+// One strip of the picture: a model's map of pairs to axes, drawn from the library's Rotary.
+void draw_strip(std::ofstream& svg, const char* name, const rope::Options& options, double y) {
+  const rope::Rotary<float> rot(options);
+  const std::vector<std::uint8_t>& axis = rot.axis_of_pairs();
+  const char* colour[] = {"#4e79a7", "#f28e2b", "#59a14f"};
+  const double left = 260, width = 640.0 / double(axis.size());
+  svg << "<g data-model=\"" << name << "\">\n"
+      << "<text x=\"10\" y=\"" << y + 15 << "\">" << name << "</text>\n";
+  for (std::size_t i = 0; i < axis.size(); ++i) {
+    svg << "<rect data-axis=\"" << int(axis[i]) << "\" x=\"" << left + double(i) * width
+        << "\" y=\"" << y << "\" width=\"" << width << "\" height=\"20\" fill=\""
+        << colour[axis[i]] << "\" stroke=\"white\" stroke-width=\"0.5\"/>\n";
+  }
+  svg << "</g>\n";
+}
+
+rope::Options model(std::size_t head_size, rope::Layout layout, rope::Axes axes) {
+  rope::Options options;
+  options.head_size = head_size;
+  options.layout = layout;
+  options.axes = std::move(axes);
+  return options;
+}
+
+void write_picture(const std::string& dir) {
+  using rope::Axes;
+  using rope::Layout;
+  std::vector<std::uint8_t> pixtral(32);
+  std::vector<std::size_t> pixtral_theta(32);
+  for (std::size_t i = 0; i < 32; ++i) {
+    pixtral[i] = i < 16 ? 0 : 1;
+    pixtral_theta[i] = i < 16 ? 2 * i : 2 * (i - 16) + 1;
+  }
+  std::ofstream svg(dir + "/multimodal.svg");
+  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"920\" height=\"250\" "
+      << "font-family=\"sans-serif\" font-size=\"13\">\n"
+      << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+      << "<text x=\"10\" y=\"20\" font-size=\"15\">The axis each pair rotates by, pair 0 on the "
+      << "left (θ order)</text>\n";
+  draw_strip(svg, "Qwen2-VL {16, 24, 24}", model(128, Layout::half_split,
+                                                        Axes::sections({16, 24, 24})), 40);
+  draw_strip(svg, "Qwen3-VL {24, 20, 20}",
+             model(128, Layout::half_split, Axes::interleaved({24, 20, 20})), 75);
+  draw_strip(svg, "Qwen2-VL ViT (80): θ restarts", model(80, Layout::half_split, Axes::axial()),
+             110);
+  draw_strip(svg, "torchtune (64): θ restarts", model(64, Layout::interleaved, Axes::axial()), 145);
+  draw_strip(svg, "Pixtral (64): even θ | odd θ",
+             model(64, Layout::half_split, Axes::custom(2, pixtral, pixtral_theta)), 180);
+  svg << "<rect x=\"260\" y=\"218\" width=\"14\" height=\"14\" fill=\"#4e79a7\"/>"
+      << "<text x=\"280\" y=\"230\">axis 0: temporal / row (torchtune: column)</text>\n"
+      << "<rect x=\"560\" y=\"218\" width=\"14\" height=\"14\" fill=\"#f28e2b\"/>"
+      << "<text x=\"580\" y=\"230\">axis 1: height / column</text>\n"
+      << "<rect x=\"760\" y=\"218\" width=\"14\" height=\"14\" fill=\"#59a14f\"/>"
+      << "<text x=\"780\" y=\"230\">axis 2: width</text>\n</svg>\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string dir = argc > 1 ? argv[1] : ".";
+  constexpr std::size_t d = 128, heads = 2;
+
+  rope::Options options;
+  options.head_size = d;
+  options.base = 1000000.0;  // Qwen2-VL's rope_theta
+  options.axes = rope::Axes::sections({16, 24, 24});
+  const rope::Rotary<float> rot(options);
+
+  rope::MultimodalPositions prompt;
+  prompt.text(4).image(3, 4).text(3);  // 4 + 12 + 3 tokens
+  std::printf("token  (t, h, w)\n");
+  for (std::size_t t = 0; t < prompt.size(); ++t) {
+    const std::int64_t* p = prompt.data().data() + 3 * t;
+    std::printf("%5zu  (%lld, %lld, %lld)\n", t, static_cast<long long>(p[0]),
+                static_cast<long long>(p[1]), static_cast<long long>(p[2]));
+  }
+  std::printf("next text position: %lld\n", static_cast<long long>(prompt.next()));
+
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<float> x(prompt.size() * heads * d);
+  for (float& v : x) v = uniform(rng);
+  const std::vector<float> input = x;
+  rot.apply(x.data(), prompt.size(), heads, prompt.positions());
+
+  // Claim 1: the 4 + 3 text tokens, against ordinary RoPE with the same options.
+  rope::Options text_only = options;
+  text_only.axes = rope::Axes();
+  const rope::Rotary<float> ordinary(text_only);
+  bool ok = true;
+  for (const std::size_t t : {0, 1, 2, 3, 16, 17, 18}) {
+    std::vector<float> y(input.begin() + long(t * heads * d),
+                         input.begin() + long((t + 1) * heads * d));
+    ordinary.apply(y.data(), 1, heads, rope::Positions::consecutive(prompt.data()[3 * t]));
+    ok = ok && std::equal(y.begin(), y.end(), x.begin() + long(t * heads * d));
+  }
+  std::printf("text tokens equal ordinary RoPE bit for bit: %s\n", ok ? "yes" : "NO");
+
+  // Claim 2: a query at (t, h, w) = (9, 11, 7) and a key at (4, 6, 9), then both moved by
+  // (+5, −3, +20). Each pair sees R_{p}ᵀR_{p'} = R_{p'−p} along its own axis, so the score is the
+  // same. Rounding: each rotated head is within 2·γ_3(float)·‖x‖ of exact (docs/numerics.md),
+  // so each score is within (4·γ_3 + 4·γ_3²)·‖q‖·‖k‖ of exact (the sums in double add far less).
+  std::vector<float> q(d), k(d);
+  for (float& v : q) v = uniform(rng);
+  for (float& v : k) v = uniform(rng);
+  const auto score = [&](std::array<std::int64_t, 3> pq, std::array<std::int64_t, 3> pk) {
+    std::vector<float> a = q, b = k;
+    rot.apply(a.data(), 1, 1, rope::AxisPositions::token_major(pq.data(), 3));
+    rot.apply(b.data(), 1, 1, rope::AxisPositions::token_major(pk.data(), 3));
+    double s = 0;
+    for (std::size_t i = 0; i < d; ++i) s += double(a[i]) * double(b[i]);
+    return s;
+  };
+  const double before = score({9, 11, 7}, {4, 6, 9});
+  const double after = score({14, 8, 27}, {9, 3, 29});
+  double qq = 0, kk = 0;
+  for (std::size_t i = 0; i < d; ++i) {
+    qq += double(q[i]) * double(q[i]);
+    kk += double(k[i]) * double(k[i]);
+  }
+  const double u = std::ldexp(1.0, -24), gamma3 = 3 * u / (1 - 3 * u);
+  const double tolerance = 2 * (2 * 2 * gamma3 + 2 * gamma3 * 2 * gamma3) * std::sqrt(qq * kk);
+  std::printf("score before the move %.9f, after %.9f, |difference| %.3g <= %.3g: %s\n", before,
+              after, std::abs(after - before), tolerance,
+              std::abs(after - before) <= tolerance ? "yes" : "NO");
+  ok = ok && std::abs(after - before) <= tolerance;
+
+  write_picture(dir);
+  return ok ? 0 : 1;
+}
