@@ -365,6 +365,48 @@ void fused_qk(benchmark::State& state, bool checked, std::size_t tokens) {
                           std::int64_t(2 * tokens * (q_heads + kv_heads) * d * sizeof(float)));
 }
 
+// Multi-axis RoPE against ordinary RoPE on the same buffer: q and k of a fused
+// [tokens][28 + 4 + 4 heads][128] QKV buffer (Qwen2-VL-7B's attention), rotated by apply_qk.
+//   1d           Positions, ordinary RoPE (the reference cost);
+//   text         AxisPositions whose 3 coordinates are equal (text tokens of M-RoPE);
+//   sections     image tokens of an H×W grid, Qwen2-VL's sections {16, 24, 24}: 3 runs per row;
+//   interleaved  the same tokens, Qwen3-VL's interleaved {24, 20, 20}: 61 runs per row.
+enum class AxisKind { one_d, text, sections, interleaved };
+
+void multi_axis(benchmark::State& state, AxisKind kind, std::size_t tokens) {
+  constexpr std::size_t d = 128, q_heads = 28, kv_heads = 4, row = (q_heads + 2 * kv_heads) * d;
+  Buffer<float> qkv = filled<float>(tokens * row, 1);
+  rope::Options options;
+  options.head_size = d;
+  options.base = 1000000.0;
+  options.axes = kind == AxisKind::interleaved ? rope::Axes::interleaved({24, 20, 20})
+                                               : rope::Axes::sections({16, 24, 24});
+  const rope::Rotary<float, 128> rot(options);
+  rope::MultimodalPositions prompt;
+  if (kind == AxisKind::sections || kind == AxisKind::interleaved) {
+    prompt.text(7).image(tokens < 16 ? 2 : tokens / 16, tokens < 16 ? 2 : 16);
+  } else {
+    prompt.text(7 + tokens);
+  }
+  const std::size_t first = prompt.size() - tokens;  // the last tokens: (7, 8, 8) for one
+  const rope::AxisPositions positions(prompt.data().data() + 3 * first, 3, 1, 3);
+  const std::vector<std::int64_t>& all = prompt.data();
+  std::vector<std::int64_t> one_d(tokens);
+  for (std::size_t t = 0; t < tokens; ++t) one_d[t] = all[3 * (first + t)];
+  const rope::View<float> q(qkv.data(), tokens, q_heads, row, d);
+  const rope::View<float> k(qkv.data() + q_heads * d, tokens, kv_heads, row, d);
+  for (auto _ : state) {
+    if (kind == AxisKind::one_d) {
+      rot.apply_qk(q, k, one_d.data());
+    } else {
+      rot.apply_qk(q, k, positions);
+    }
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(std::int64_t(state.iterations()) *
+                          std::int64_t(2 * tokens * (q_heads + kv_heads) * d * sizeof(float)));
+}
+
 // --- registration and the summary table ---------------------------------------------------------
 
 std::string name(const std::string& kernel, const char* type, const Shape& shape) {
@@ -505,6 +547,17 @@ int main(int argc, char** argv) {
     const std::string shape = "/float/d128x48/t" + std::to_string(tokens);
     benchmark::RegisterBenchmark(("fused_qk_checked" + shape).c_str(), fused_qk, true, tokens);
     benchmark::RegisterBenchmark(("fused_qk_unchecked" + shape).c_str(), fused_qk, false, tokens);
+  }
+  for (const std::size_t tokens : {1U, 512U}) {
+    const std::string shape = "/float/d128x36/t" + std::to_string(tokens);
+    const std::pair<const char*, AxisKind> kinds[] = {{"1d", AxisKind::one_d},
+                                                      {"text", AxisKind::text},
+                                                      {"sections", AxisKind::sections},
+                                                      {"interleaved", AxisKind::interleaved}};
+    for (const auto& [kind_name, kind] : kinds) {
+      benchmark::RegisterBenchmark(("multi_axis/" + std::string(kind_name) + shape).c_str(),
+                                   multi_axis, kind, tokens);
+    }
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -31,8 +31,8 @@ void draw_strip(std::ofstream& svg, const char* name, const rope::Options& optio
       << "<text x=\"10\" y=\"" << y + 15 << "\">" << name << "</text>\n";
   for (std::size_t i = 0; i < axis.size(); ++i) {
     svg << "<rect data-axis=\"" << int(axis[i]) << "\" x=\"" << left + double(i) * width
-        << "\" y=\"" << y << "\" width=\"" << width << "\" height=\"20\" fill=\""
-        << colour[axis[i]] << "\" stroke=\"white\" stroke-width=\"0.5\"/>\n";
+        << "\" y=\"" << y << "\" width=\"" << width << "\" height=\"20\" fill=\"" << colour[axis[i]]
+        << "\" stroke=\"white\" stroke-width=\"0.5\"/>\n";
   }
   svg << "</g>\n";
 }
@@ -60,8 +60,8 @@ void write_picture(const std::string& dir) {
       << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
       << "<text x=\"10\" y=\"20\" font-size=\"15\">The axis each pair rotates by, pair 0 on the "
       << "left (θ order)</text>\n";
-  draw_strip(svg, "Qwen2-VL {16, 24, 24}", model(128, Layout::half_split,
-                                                        Axes::sections({16, 24, 24})), 40);
+  draw_strip(svg, "Qwen2-VL {16, 24, 24}",
+             model(128, Layout::half_split, Axes::sections({16, 24, 24})), 40);
   draw_strip(svg, "Qwen3-VL {24, 20, 20}",
              model(128, Layout::half_split, Axes::interleaved({24, 20, 20})), 75);
   draw_strip(svg, "Qwen2-VL ViT (80): θ restarts", model(80, Layout::half_split, Axes::axial()),

@@ -1,6 +1,7 @@
 // The examples of docs/api.md and docs/getting-started.md, compiled and run: each snippet
 // appears in the docs line for line (tests/docs_code_blocks.cpp checks that), followed here by
 // the checks that it does what the docs say.
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -313,4 +314,68 @@ TEST_CASE("api.md: rope::unchecked in a decode loop", "[api]") {
                rope::View<float>(checked.data() + q_heads * d, steps, kv_heads, row, d),
                rope::Positions::consecutive(0));
   REQUIRE(std::memcmp(qkv.data(), checked.data(), qkv.size() * sizeof(float)) == 0);
+}
+
+TEST_CASE("api.md: multi-axis RoPE for a vision-language model and its vision encoder",
+          "[api][multi_axis]") {
+  const std::size_t q_heads = 4, kv_heads = 2, d = 128;
+  std::mt19937_64 rng(13);
+  // [api: multi-axis]
+  rope::Options options;
+  options.head_size = 128;
+  options.base = 5000000.0;
+  options.axes = rope::Axes::interleaved({24, 20, 20});  // Qwen3-VL
+  const rope::Rotary<float> rot(options);
+
+  rope::MultimodalPositions prompt;
+  prompt.text(3).image(2, 2).text(1);  // 8 tokens; decoding goes on at prompt.next()
+  const std::size_t tokens = prompt.size();
+
+  const std::size_t row = (q_heads + 2 * kv_heads) * d;
+  const auto original = rope_test::random_vector<float>(tokens * row, rng);
+  std::vector<float> qkv = original, by_axis = original;
+  const auto q_of = [&](std::vector<float>& v) {
+    return rope::View<float>(v.data(), tokens, q_heads, row, d);
+  };
+  const auto k_of = [&](std::vector<float>& v) {
+    return rope::View<float>(v.data() + q_heads * d, tokens, kv_heads, row, d);
+  };
+  const rope::View<float> q = q_of(qkv), k = k_of(qkv);
+  // [api: multi-axis qk]
+  rot.apply_qk(q, k, prompt.positions());  // (t, h, w) triples, [tokens][3]
+
+  // The same coordinates as HuggingFace's position_ids of shape (3, tokens), in int32.
+  std::vector<std::int32_t> position_ids(3 * tokens);
+  for (std::size_t t = 0; t < tokens; ++t) {
+    for (std::size_t a = 0; a < 3; ++a) {
+      position_ids[a * tokens + t] = std::int32_t(prompt.data()[3 * t + a]);
+    }
+  }
+  // [api: multi-axis position_ids]
+  const auto ids = rope::AxisPositions::axis_major(position_ids.data(), 3, tokens);
+  rot.apply_qk(q_of(by_axis), k_of(by_axis), ids);
+
+  REQUIRE(qkv == by_axis);
+  REQUIRE(prompt.next() == 6);
+  REQUIRE(qkv != original);
+
+  // [api: axial]
+  rope::Options vision;
+  vision.head_size = 80;
+  vision.axes = rope::Axes::axial();  // rows, then columns; θ restarts per axis
+  const rope::Rotary<float> vit(vision);
+  rope::PatchGrid grid;
+  grid.rows = 4;
+  grid.columns = 6;
+  grid.merge = 2;  // Qwen2-VL's spatial_merge_size
+  const std::vector<std::int64_t> patches = rope::patch_positions(grid);  // [24][2]
+  std::vector<float> x(24 * 16 * 80, 1.0f);                               // 24 patches x 16 heads
+  vit.apply(x.data(), 24, 16, rope::AxisPositions::token_major(patches.data(), 2));
+
+  REQUIRE(patches.size() == 48);
+  // 2 x 2 windows: (0, 0), (0, 1), (1, 0), (1, 1), then (0, 2), ...
+  REQUIRE((patches[2] == 0 && patches[3] == 1 && patches[4] == 1 && patches[5] == 0));
+  REQUIRE((patches[8] == 0 && patches[9] == 2));
+  REQUIRE(std::all_of(x.begin(), x.begin() + 16 * 80, [](float v) { return v == 1.0f; }));
+  REQUIRE(x[16 * 80 + 20] != 1.0f);
 }

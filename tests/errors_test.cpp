@@ -808,28 +808,43 @@ const rope::Rotary<float, 8> mrope8(with_axes(rope::Axes::sections({1, 1, 2})));
 TEST_CASE("E42: a multi-axis map of 0 or more than 4 axes", "[errors][E42]") {
   require_invalid([] { Dynamic r(with_axes(rope::Axes::sections({}))); },
                   {"multi-axis RoPE has 0 axes", "1 to 4"});
-  require_invalid([] { Dynamic r(with_axes(rope::Axes::sections({1, 1, 1, 1, 0}))); },
-                  {"5 axes", "1 to 4"});
+  require_invalid(
+      [] {
+        Dynamic r(with_axes(rope::Axes::sections({1, 1, 1, 1, 0})));
+      },
+      {"5 axes", "1 to 4"});
   require_invalid([] { Dynamic r(with_axes(rope::Axes::axial(0))); }, {"0 axes"});
   require_invalid([] { Dynamic r(with_axes(rope::Axes::custom(5, {0, 0, 0, 0}))); }, {"5 axes"});
 }
 
 TEST_CASE("E43: M-RoPE sections that do not add up to the rotary pairs", "[errors][E43]") {
-  require_invalid([] { Dynamic r(with_axes(rope::Axes::sections({16, 24, 20}), 128)); },
-                  {"the sections add up to 60 pairs", "the rotary dimension has 64"});
-  require_invalid([] { Dynamic r(with_axes(rope::Axes::interleaved({24, 20, 21}), 128)); },
-                  {"add up to 65 pairs", "has 64"});
+  require_invalid(
+      [] {
+        Dynamic r(with_axes(rope::Axes::sections({16, 24, 20}), 128));
+      },
+      {"the sections add up to 60 pairs", "the rotary dimension has 64"});
+  require_invalid(
+      [] {
+        Dynamic r(with_axes(rope::Axes::interleaved({24, 20, 21}), 128));
+      },
+      {"add up to 65 pairs", "has 64"});
   Options partial = with_axes(rope::Axes::sections({16, 24, 24}), 128);
   partial.rotary_dim = 64;  // 32 pairs
   require_invalid([&] { Dynamic r(partial); }, {"add up to 64 pairs", "has 32"});
 }
 
 TEST_CASE("E44: interleaved M-RoPE sections the i mod 3 rule cannot give", "[errors][E44]") {
-  require_invalid([] { Dynamic r(with_axes(rope::Axes::interleaved({32, 32}), 128)); },
-                  {"interleaved M-RoPE needs 3 sections, got 2"});
+  require_invalid(
+      [] {
+        Dynamic r(with_axes(rope::Axes::interleaved({32, 32}), 128));
+      },
+      {"interleaved M-RoPE needs 3 sections, got 2"});
   // 30 height pairs would need pairs up to 3·30 = 90: only 21 of the 64 pairs are i mod 3 = 1.
-  require_invalid([] { Dynamic r(with_axes(rope::Axes::interleaved({4, 30, 30}), 128)); },
-                  {"interleaved section 0 is 4 pairs", "gives axis 0 22 pairs"});
+  require_invalid(
+      [] {
+        Dynamic r(with_axes(rope::Axes::interleaved({4, 30, 30}), 128));
+      },
+      {"interleaved section 0 is 4 pairs", "gives axis 0 22 pairs"});
 }
 
 TEST_CASE("E45: axial RoPE whose pairs do not split into equal blocks", "[errors][E45]") {
@@ -839,14 +854,26 @@ TEST_CASE("E45: axial RoPE whose pairs do not split into equal blocks", "[errors
 
 TEST_CASE("E46: a custom map of the wrong size or with an axis or theta out of range",
           "[errors][E46]") {
-  require_invalid([] { Dynamic r(with_axes(rope::Axes::custom(2, {0, 1, 1}))); },
-                  {"custom axis map has 3 pairs", "rotary dimension has 4"});
-  require_invalid([] { Dynamic r(with_axes(rope::Axes::custom(2, {0, 1, 2, 1}))); },
-                  {"pair 2 takes axis 2", "there are 2 axes"});
-  require_invalid([] { Dynamic r(with_axes(rope::Axes::custom(2, {0, 0, 1, 1}, {0, 1}))); },
-                  {"custom theta_index has 2 pairs", "has 4"});
-  require_invalid([] { Dynamic r(with_axes(rope::Axes::custom(2, {0, 0, 1, 1}, {0, 2, 4, 1}))); },
-                  {"pair 2 takes theta_4", "there are 4 frequencies"});
+  require_invalid(
+      [] {
+        Dynamic r(with_axes(rope::Axes::custom(2, {0, 1, 1})));
+      },
+      {"custom axis map has 3 pairs", "rotary dimension has 4"});
+  require_invalid(
+      [] {
+        Dynamic r(with_axes(rope::Axes::custom(2, {0, 1, 2, 1})));
+      },
+      {"pair 2 takes axis 2", "there are 2 axes"});
+  require_invalid(
+      [] {
+        Dynamic r(with_axes(rope::Axes::custom(2, {0, 0, 1, 1}, {0, 1})));
+      },
+      {"custom theta_index has 2 pairs", "has 4"});
+  require_invalid(
+      [] {
+        Dynamic r(with_axes(rope::Axes::custom(2, {0, 0, 1, 1}, {0, 2, 4, 1})));
+      },
+      {"pair 2 takes theta_4", "there are 4 frequencies"});
 }
 
 TEST_CASE("E47: multi-axis positions with another number of axes", "[errors][E47]") {
@@ -883,8 +910,9 @@ TEST_CASE("E48: a multi-axis coordinate outside [0, 2^53 - 1], or null positions
       },
       {"coordinate 0 of token 0, -3,"});
   const auto* none = static_cast<const std::int64_t*>(nullptr);
-  require_invalid([&] { mrope8.apply(b.x.data(), 2, 3, rope::AxisPositions::token_major(none, 3)); },
-                  {"positions is a null pointer"});
+  require_invalid(
+      [&] { mrope8.apply(b.x.data(), 2, 3, rope::AxisPositions::token_major(none, 3)); },
+      {"positions is a null pointer"});
   REQUIRE(b.untouched());
 }
 

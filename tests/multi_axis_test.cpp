@@ -59,12 +59,16 @@ std::vector<Convention> conventions() {
   // Qwen2-VL / Qwen2.5-VL: 128-wide heads, mrope_section [16, 24, 24], half-split.
   all.push_back({"Qwen2-VL sectioned M-RoPE",
                  options_of(128, Layout::half_split, rope::Axes::sections({16, 24, 24})), 3,
-                 [](std::size_t i) -> std::size_t { return i < 16 ? 0 : i < 40 ? 1 : 2; },
+                 [](std::size_t i) -> std::size_t { return i < 16   ? 0
+                                                           : i < 40 ? 1
+                                                                    : 2; },
                  [=](std::size_t i) { return theta_of(base, i, 128); }});
   // GLM-4.1V: partial rotary (half of a 128-wide head), adjacent pairs, sections [8, 12, 12].
   all.push_back({"GLM-4.1V sectioned M-RoPE, interleaved pairs, partial",
                  options_of(128, Layout::interleaved, rope::Axes::sections({8, 12, 12}), 64), 3,
-                 [](std::size_t i) -> std::size_t { return i < 8 ? 0 : i < 20 ? 1 : 2; },
+                 [](std::size_t i) -> std::size_t { return i < 8    ? 0
+                                                           : i < 20 ? 1
+                                                                    : 2; },
                  [=](std::size_t i) { return theta_of(base, i, 64); }});
   // Qwen3-VL: mrope_section [24, 20, 20], interleaved over the pairs, half-split.
   all.push_back({"Qwen3-VL interleaved M-RoPE",
@@ -91,12 +95,10 @@ std::vector<Convention> conventions() {
     axis[i] = i < 16 ? 0 : 1;
     index[i] = i < 16 ? 2 * i : 2 * (i - 16) + 1;
   }
-  all.push_back({"Pixtral custom map",
-                 options_of(64, Layout::half_split, rope::Axes::custom(2, axis, index)), 2,
-                 [](std::size_t i) -> std::size_t { return i < 16 ? 0 : 1; },
-                 [=](std::size_t i) {
-                   return theta_of(base, i < 16 ? 2 * i : 2 * (i - 16) + 1, 64);
-                 }});
+  all.push_back(
+      {"Pixtral custom map", options_of(64, Layout::half_split, rope::Axes::custom(2, axis, index)),
+       2, [](std::size_t i) -> std::size_t { return i < 16 ? 0 : 1; },
+       [=](std::size_t i) { return theta_of(base, i < 16 ? 2 * i : 2 * (i - 16) + 1, 64); }});
   return all;
 }
 
@@ -249,7 +251,9 @@ TEMPLATE_TEST_CASE("Multi-axis RoPE: every convention and entry point matches th
         const std::size_t stride = (heads + kv_heads) * d;
         const std::vector<T> fused = rope_test::random_vector<T>(tokens * stride, rng);
         std::vector<T> checked = fused, unchecked = fused;
-        const auto q = [&](std::vector<T>& v) { return View<T>(v.data(), tokens, heads, stride, d); };
+        const auto q = [&](std::vector<T>& v) {
+          return View<T>(v.data(), tokens, heads, stride, d);
+        };
         const auto k = [&](std::vector<T>& v) {
           return View<T>(v.data() + heads * d, tokens, kv_heads, stride, d);
         };
@@ -334,9 +338,10 @@ TEST_CASE("Multi-axis RoPE: the inverse undoes the forward rotation, with YaRN's
   }
 }
 
-TEST_CASE("Multi-axis RoPE: YaRN applies to the whole rotary dimension of M-RoPE and to each "
-          "block of axial RoPE",
-          "[multi_axis]") {
+TEST_CASE(
+    "Multi-axis RoPE: YaRN applies to the whole rotary dimension of M-RoPE and to each "
+    "block of axial RoPE",
+    "[multi_axis]") {
   rope::Yarn yarn;
   yarn.factor = 8;
   yarn.original_max_position_embeddings = 4096;
@@ -393,8 +398,8 @@ TEST_CASE("MultimodalPositions: Qwen2-VL's get_rope_index rule, and a worked exa
   // Worked by hand: 2 text tokens, a 2 × 2 image, 1 text token.
   rope::MultimodalPositions small;
   small.text(2).image(2, 2).text(1);
-  REQUIRE(small.data() == std::vector<std::int64_t>{0, 0, 0, 1, 1, 1, 2, 2, 2, 2, 2, 3,
-                                                    2, 3, 2, 2, 3, 3, 4, 4, 4});
+  REQUIRE(small.data() ==
+          std::vector<std::int64_t>{0, 0, 0, 1, 1, 1, 2, 2, 2, 2, 2, 3, 2, 3, 2, 2, 3, 3, 4, 4, 4});
   REQUIRE(small.next() == 5);
   // The rule, block by block: the block starts one past the largest coordinate so far; a vision
   // block adds (t, h, w) grid indices to that start.
@@ -402,8 +407,8 @@ TEST_CASE("MultimodalPositions: Qwen2-VL's get_rope_index rule, and a worked exa
     std::size_t text, frames, rows, columns;
     double interval;
   };
-  const std::vector<Block> blocks = {
-      {4, 0, 0, 0, 0}, {0, 1, 3, 7, 1}, {2, 0, 0, 0, 0}, {0, 5, 2, 2, 2.5}, {0, 9, 2, 3, 1}, {3, 0, 0, 0, 0}};
+  const std::vector<Block> blocks = {{4, 0, 0, 0, 0},   {0, 1, 3, 7, 1}, {2, 0, 0, 0, 0},
+                                     {0, 5, 2, 2, 2.5}, {0, 9, 2, 3, 1}, {3, 0, 0, 0, 0}};
   rope::MultimodalPositions built;
   std::vector<std::int64_t> expected;
   std::int64_t largest = -1;
@@ -422,7 +427,8 @@ TEST_CASE("MultimodalPositions: Qwen2-VL's get_rope_index rule, and a worked exa
       for (std::size_t r = 0; r < b.rows; ++r) {
         for (std::size_t col = 0; col < b.columns; ++col) {
           const std::int64_t t = std::int64_t(double(f) * b.interval);  // truncation, as .long()
-          for (const std::int64_t v : {start + t, start + std::int64_t(r), start + std::int64_t(col)}) {
+          for (const std::int64_t v :
+               {start + t, start + std::int64_t(r), start + std::int64_t(col)}) {
             expected.push_back(v);
             largest = std::max(largest, v);
           }

@@ -86,8 +86,8 @@ class Axes {
         std::size_t sum = 0;
         for (const std::size_t s : section_) sum += s;
         if (sum != pairs) {
-          bad("the sections add up to " + std::to_string(sum) + " pairs but the rotary dimension has " +
-              std::to_string(pairs));
+          bad("the sections add up to " + std::to_string(sum) +
+              " pairs but the rotary dimension has " + std::to_string(pairs));
         }
         if (kind_ == Kind::sections) {
           std::size_t i = 0;

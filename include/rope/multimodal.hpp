@@ -53,10 +53,10 @@ class MultimodalPositions {
   MultimodalPositions& video(std::size_t frames, std::size_t rows, std::size_t columns,
                              double interval = 1.0) {
     if (frames == 0 || rows == 0 || columns == 0) {
-      ROPE_THROW(std::invalid_argument,
-                 "rope: a video or image of " + std::to_string(frames) + " x " +
-                     std::to_string(rows) + " x " + std::to_string(columns) +
-                     " tokens is empty; each size must be at least 1");
+      ROPE_THROW(std::invalid_argument, "rope: a video or image of " + std::to_string(frames) +
+                                            " x " + std::to_string(rows) + " x " +
+                                            std::to_string(columns) +
+                                            " tokens is empty; each size must be at least 1");
     }
     if (!(interval > 0.0) || !std::isfinite(interval)) {
       ROPE_THROW(std::invalid_argument, "rope: the video's interval " + detail::number(interval) +
@@ -94,8 +94,8 @@ class MultimodalPositions {
   void check_room(std::size_t span) const {
     if (span > kRoom - std::size_t(next_)) {
       ROPE_THROW(std::out_of_range, "rope: " + std::to_string(span) +
-                                        " more positions after position " +
-                                        std::to_string(next_) + " would pass 2^53 - 1");
+                                        " more positions after position " + std::to_string(next_) +
+                                        " would pass 2^53 - 1");
     }
   }
 
@@ -145,8 +145,7 @@ inline std::vector<std::int64_t> patch_positions(const PatchGrid& grid,
   if (grid.first < 0 || std::size_t(grid.first) > (std::size_t{1} << 53) - extent) {
     ROPE_THROW(std::out_of_range, "rope: patch coordinates from first " +
                                       std::to_string(grid.first) + " to first + " +
-                                      std::to_string(extent - 1) +
-                                      " must lie in [0, 2^53 - 1]");
+                                      std::to_string(extent - 1) + " must lie in [0, 2^53 - 1]");
   }
   std::vector<std::int64_t> out;
   out.reserve(2 * (grid.rows * grid.columns + 1));

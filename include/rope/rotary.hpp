@@ -406,8 +406,8 @@ class Rotary {
 
   // Splits the tokens over threads.
   template <class P>
-  void run(const detail::Job<T>* jobs, std::size_t job_count, TokenRange range,
-           const P& positions, Direction direction, const Execution& execution) const {
+  void run(const detail::Job<T>* jobs, std::size_t job_count, TokenRange range, const P& positions,
+           Direction direction, const Execution& execution) const {
     detail::for_each_part(
         range, parts(jobs, job_count, range, execution), [&](std::size_t, TokenRange tokens) {
           // The row of a position past the table, allocated on first use.
@@ -423,8 +423,8 @@ class Rotary {
   // Chooses the kernel for the direction, stores and head size once per part; the loops inside
   // see none of these choices.
   template <Direction D, class P>
-  void run(const detail::Job<T>* jobs, std::size_t job_count, TokenRange tokens,
-           const P& positions, const Execution& execution, std::vector<Compute>& scratch) const {
+  void run(const detail::Job<T>* jobs, std::size_t job_count, TokenRange tokens, const P& positions,
+           const Execution& execution, std::vector<Compute>& scratch) const {
     constexpr int kHalf = Dim == Eigen::Dynamic ? Eigen::Dynamic : Dim / 2;
     constexpr auto ordinary = detail::Stores::ordinary, streaming = detail::Stores::streaming;
     const bool whole = rotary_dim_ == head_size_;

@@ -238,17 +238,16 @@ inline void check_axis_positions(const AxisPositions& positions, TokenRange rang
   }
   if (positions.axes() != axes) {
     ROPE_THROW(std::invalid_argument, "rope: the positions have " + str(positions.axes()) +
-                                          " coordinates per token but the Rotary has " +
-                                          str(axes) + " axes");
+                                          " coordinates per token but the Rotary has " + str(axes) +
+                                          " axes");
   }
   for (std::size_t t = range.first; t < range.last; ++t) {
     for (std::size_t a = 0; a < axes; ++a) {
       const std::int64_t p = positions(t, a);
       if (p < 0 || p > kMaxPosition) {
-        ROPE_THROW(std::out_of_range, "rope: coordinate " + str(a) + " of token " + str(t) +
-                                          ", " + std::to_string(p) +
-                                          ", is outside [0, 2^53 - 1 = " +
-                                          std::to_string(kMaxPosition) + "]");
+        ROPE_THROW(std::out_of_range,
+                   "rope: coordinate " + str(a) + " of token " + str(t) + ", " + std::to_string(p) +
+                       ", is outside [0, 2^53 - 1 = " + std::to_string(kMaxPosition) + "]");
       }
     }
   }
