@@ -1,14 +1,15 @@
 // Multi-axis RoPE (Options::axes): M-RoPE sectioned (Qwen2-VL, GLM-4.1V) and interleaved
 // (Qwen3-VL), 2-D axial vision RoPE (Qwen2-VL's ViT, torchtune) and a custom map (Pixtral),
 // against a float64 implementation written here from each model's rule; text tokens against
-// ordinary RoPE, bit for bit; every entry point; the position helpers against get_rope_index's
-// rule and worked examples.
+// ordinary RoPE, bit for bit; every entry point and kind of store; the position helpers against
+// get_rope_index's rule and worked examples.
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <string>
@@ -245,6 +246,18 @@ TEMPLATE_TEST_CASE("Multi-axis RoPE: every convention and entry point matches th
         two.min_bytes_per_thread = 1;
         rot.apply(View<T>::contiguous(x.data(), tokens, heads, d), by_token, dir, two);
         require_rotation<T>(c, in, View<const T>::contiguous(x.data(), tokens, heads, d), p, dir);
+      }
+      {
+        INFO("out of place with streaming stores");
+        std::vector<T> storage(tokens * heads * d + 64);
+        void* raw = storage.data();
+        std::size_t space = storage.size() * sizeof(T);
+        T* aligned = static_cast<T*>(std::align(64, tokens * heads * d * sizeof(T), raw, space));
+        rope::Execution streaming;
+        streaming.streaming_stores = true;
+        const auto dst = View<T>::contiguous(aligned, tokens, heads, d);
+        rot.apply(in, dst, by_token, rope::TokenRange{0, tokens}, dir, streaming);
+        require_rotation<T>(c, in, View<const T>(dst), p, dir);
       }
       {
         INFO("fused q/k in a [tokens][q | k] buffer; checked, then unchecked");

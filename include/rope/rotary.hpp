@@ -110,6 +110,7 @@ class Rotary {
                                               options.sequence_length, options.angles)),
         axis_of_pair_(options.axes.axis_of_pairs(rotary_dim_ / 2)),
         runs_(runs_of(axis_of_pair_)),
+        axis_of_entry_(entries_of(axis_of_pair_, options.layout)),
         axes_(options.axes.count()),
         table_(options.layout, frequencies_.theta, checked_positions(options, rotary_dim_),
                frequencies_.attention_factor, options.angles),
@@ -337,6 +338,19 @@ class Rotary {
     std::size_t first, last, axis;
   };
 
+  // The axis of each entry of a table row, in the row's order (Table's layout).
+  static std::vector<std::uint8_t> entries_of(const std::vector<std::uint8_t>& axis_of_pair,
+                                              Layout layout) {
+    const std::size_t half = axis_of_pair.size();
+    std::vector<std::uint8_t> axis(2 * half);
+    for (std::size_t i = 0; i < half; ++i) {
+      const bool adjacent = layout == Layout::interleaved;
+      axis[adjacent ? 2 * i : i] = axis_of_pair[i];
+      axis[adjacent ? 2 * i + 1 : half + i] = axis_of_pair[i];
+    }
+    return axis;
+  }
+
   static std::vector<AxisRun> runs_of(const std::vector<std::uint8_t>& axis_of_pair) {
     std::vector<AxisRun> runs;
     for (std::size_t i = 0; i < axis_of_pair.size(); ++i) {
@@ -464,7 +478,7 @@ class Rotary {
   }
 
   // The same for multi-axis positions: a token's row is put together from the rows of its
-  // coordinates, run by run of pairs, unless all its coordinates are equal.
+  // coordinates, unless all its coordinates are equal.
   template <Direction D, int Half, detail::Stores W>
   void run(const detail::Job<T>* jobs, std::size_t job_count, TokenRange tokens,
            const AxisPositions& positions, std::vector<Compute>& scratch) const {
@@ -478,15 +492,31 @@ class Rotary {
       }
       if (same) return row(p[0], scratch);
       scratch.resize(rotary_dim_);
-      for (const AxisRun& run : runs_) {
-        const auto m = static_cast<std::size_t>(p[run.axis]);
-        if (m < table_.positions()) {
-          table_.copy_pairs(m, run.first, run.last, scratch.data());
-        } else {
-          Table<Compute>::compute_pairs(layout(), frequencies_.theta, static_cast<double>(m),
-                                        scratch.data(), run.first, run.last,
-                                        frequencies_.attention_factor, angles_);
+      bool inside = true;
+      for (std::size_t a = 0; a < axes_; ++a) {
+        inside = inside && static_cast<std::size_t>(p[a]) < table_.positions();
+      }
+      if (inside) {
+        // Entry k from the table row of its axis: a select that compilers vectorise.
+        const Compute* r[Axes::kMaxAxes];
+        for (std::size_t a = 0; a < Axes::kMaxAxes; ++a) {
+          r[a] = table_.row(static_cast<std::size_t>(p[a < axes_ ? a : 0]));
         }
+        const std::uint8_t* axis = axis_of_entry_.data();
+        Compute* out = scratch.data();
+        for (std::size_t k = 0; k < rotary_dim_; ++k) {
+          out[k] = axis[k] == 0   ? r[0][k]
+                   : axis[k] == 1 ? r[1][k]
+                   : axis[k] == 2 ? r[2][k]
+                                  : r[3][k];
+        }
+        return out;
+      }
+      // A coordinate past the table: each run of pairs computed as the table computes its rows.
+      for (const AxisRun& run : runs_) {
+        Table<Compute>::compute_pairs(layout(), frequencies_.theta,
+                                      static_cast<double>(p[run.axis]), scratch.data(), run.first,
+                                      run.last, frequencies_.attention_factor, angles_);
       }
       return scratch.data();
     };
@@ -510,6 +540,7 @@ class Rotary {
   Frequencies frequencies_;
   std::vector<std::uint8_t> axis_of_pair_;
   std::vector<AxisRun> runs_;
+  std::vector<std::uint8_t> axis_of_entry_;
   std::size_t axes_;
   Table<Compute> table_;
   Angles angles_;

@@ -1,7 +1,6 @@
 // Precomputed cos/sin tables, one row per position.
 #pragma once
 
-#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <limits>
@@ -112,19 +111,6 @@ class Table {
 
   /// The head_size entries of row `position`. Precondition: position < positions().
   const T* row(std::size_t position) const noexcept { return data_.data() + position * head_size_; }
-
-  /// Copies the entries of pairs [first, last) of row `position` to the same places in `to`.
-  /// Precondition: position < positions(), first <= last <= head_size()/2.
-  void copy_pairs(std::size_t position, std::size_t first, std::size_t last, T* to) const noexcept {
-    const T* from = row(position);
-    if (layout_ == Layout::interleaved) {
-      std::copy(from + 2 * first, from + 2 * last, to + 2 * first);
-    } else {
-      const std::size_t half = head_size_ / 2;
-      std::copy(from + first, from + last, to + first);
-      std::copy(from + half + first, from + half + last, to + half + first);
-    }
-  }
 
   /// cos(position·θ_pair). Precondition: position < positions(), pair < head_size()/2.
   T cos(std::size_t position, std::size_t pair) const noexcept {
