@@ -379,7 +379,7 @@ void multi_axis(benchmark::State& state, AxisKind kind, std::size_t tokens) {
   rope::Options options;
   options.head_size = d;
   options.base = 1000000.0;
-  options.axes = kind == AxisKind::interleaved ? rope::Axes::interleaved({24, 20, 20})
+  options.axes = kind == AxisKind::interleaved ? rope::Axes::mrope_interleaved({24, 20, 20})
                                                : rope::Axes::sections({16, 24, 24});
   const rope::Rotary<float, 128> rot(options);
   rope::MultimodalPositions prompt;

@@ -63,7 +63,7 @@ void write_picture(const std::string& dir) {
   draw_strip(svg, "Qwen2-VL {16, 24, 24}",
              model(128, Layout::half_split, Axes::sections({16, 24, 24})), 40);
   draw_strip(svg, "Qwen3-VL {24, 20, 20}",
-             model(128, Layout::half_split, Axes::interleaved({24, 20, 20})), 75);
+             model(128, Layout::half_split, Axes::mrope_interleaved({24, 20, 20})), 75);
   draw_strip(svg, "Qwen2-VL ViT (80): θ restarts", model(80, Layout::half_split, Axes::axial()),
              110);
   draw_strip(svg, "torchtune (64): θ restarts", model(64, Layout::interleaved, Axes::axial()), 145);
@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
   text_only.axes = rope::Axes();
   const rope::Rotary<float> ordinary(text_only);
   bool ok = true;
-  for (const std::size_t t : {0, 1, 2, 3, 16, 17, 18}) {
+  for (const std::size_t t : {0U, 1U, 2U, 3U, 16U, 17U, 18U}) {
     std::vector<float> y(input.begin() + long(t * heads * d),
                          input.begin() + long((t + 1) * heads * d));
     ordinary.apply(y.data(), 1, heads, rope::Positions::consecutive(prompt.data()[3 * t]));

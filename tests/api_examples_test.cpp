@@ -324,7 +324,7 @@ TEST_CASE("api.md: multi-axis RoPE for a vision-language model and its vision en
   rope::Options options;
   options.head_size = 128;
   options.base = 5000000.0;
-  options.axes = rope::Axes::interleaved({24, 20, 20});  // Qwen3-VL
+  options.axes = rope::Axes::mrope_interleaved({24, 20, 20});  // Qwen3-VL
   const rope::Rotary<float> rot(options);
 
   rope::MultimodalPositions prompt;

@@ -825,7 +825,7 @@ TEST_CASE("E43: M-RoPE sections that do not add up to the rotary pairs", "[error
       {"the sections add up to 60 pairs", "the rotary dimension has 64"});
   require_invalid(
       [] {
-        Dynamic r(with_axes(rope::Axes::interleaved({24, 20, 21}), 128));
+        Dynamic r(with_axes(rope::Axes::mrope_interleaved({24, 20, 21}), 128));
       },
       {"add up to 65 pairs", "has 64"});
   Options partial = with_axes(rope::Axes::sections({16, 24, 24}), 128);
@@ -836,13 +836,13 @@ TEST_CASE("E43: M-RoPE sections that do not add up to the rotary pairs", "[error
 TEST_CASE("E44: interleaved M-RoPE sections the i mod 3 rule cannot give", "[errors][E44]") {
   require_invalid(
       [] {
-        Dynamic r(with_axes(rope::Axes::interleaved({32, 32}), 128));
+        Dynamic r(with_axes(rope::Axes::mrope_interleaved({32, 32}), 128));
       },
       {"interleaved M-RoPE needs 3 sections, got 2"});
   // 30 height pairs would need pairs up to 3·30 = 90: only 21 of the 64 pairs are i mod 3 = 1.
   require_invalid(
       [] {
-        Dynamic r(with_axes(rope::Axes::interleaved({4, 30, 30}), 128));
+        Dynamic r(with_axes(rope::Axes::mrope_interleaved({4, 30, 30}), 128));
       },
       {"interleaved section 0 is 4 pairs", "gives axis 0 22 pairs"});
 }

@@ -73,7 +73,8 @@ std::vector<Convention> conventions() {
                  [=](std::size_t i) { return theta_of(base, i, 64); }});
   // Qwen3-VL: mrope_section [24, 20, 20], interleaved over the pairs, half-split.
   all.push_back({"Qwen3-VL interleaved M-RoPE",
-                 options_of(128, Layout::half_split, rope::Axes::interleaved({24, 20, 20})), 3,
+                 options_of(128, Layout::half_split, rope::Axes::mrope_interleaved({24, 20, 20})),
+                 3,
                  [](std::size_t i) -> std::size_t {
                    if (i % 3 == 1 && i < 60) return 1;
                    if (i % 3 == 2 && i < 60) return 2;
@@ -385,7 +386,8 @@ TEST_CASE(
 
 TEST_CASE("Multi-axis RoPE: the maps of each convention", "[multi_axis]") {
   // Qwen3-VL: the temporal axis keeps every third pair and the last 4, 24 in all.
-  const std::vector<std::uint8_t> qwen3 = rope::Axes::interleaved({24, 20, 20}).axis_of_pairs(64);
+  const std::vector<std::uint8_t> qwen3 =
+      rope::Axes::mrope_interleaved({24, 20, 20}).axis_of_pairs(64);
   REQUIRE(std::count(qwen3.begin(), qwen3.end(), 0) == 24);
   REQUIRE(std::vector<std::uint8_t>(qwen3.begin(), qwen3.begin() + 6) ==
           std::vector<std::uint8_t>{0, 1, 2, 0, 1, 2});

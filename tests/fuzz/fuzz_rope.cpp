@@ -4,6 +4,9 @@
 // configuration that this file judges valid must not be rejected, and one it judges invalid
 // must be. Anything else aborts, and libFuzzer saves the input.
 //
+// A quarter of the inputs (chosen by the first byte) configure multi-axis RoPE (Options::axes) and
+// pass several coordinates per token; the others read exactly the bytes they read before.
+//
 // Built two ways: with -fsanitize=fuzzer (rope_fuzz, the fuzzer) and with replay_main.cpp
 // (rope_fuzz_replay, which runs the committed corpus and the regression inputs as a test).
 #include <algorithm>
@@ -104,6 +107,41 @@ rope::Scaling scaling(Bytes& in, std::size_t rotary_dim) {
   }
 }
 
+// A map of pairs to axes: usually one that fits the rotary pairs, sometimes one that does not.
+rope::Axes axes(Bytes& in, std::size_t rotary_dim) {
+  const std::size_t pairs = rotary_dim / 2;
+  switch (in.u8() % 5) {
+    case 0: {  // sections adding up to the pairs, or one off
+      std::vector<std::size_t> section(1 + in.u8() % 4);
+      std::size_t left = pairs;
+      for (std::size_t a = 0; a + 1 < section.size(); ++a) {
+        section[a] = std::min<std::size_t>(in.u8() % (pairs + 1), left);
+        left -= section[a];
+      }
+      section.back() = left + (in.u8() % 8 == 0 ? 1 : 0);
+      return rope::Axes::sections(section);
+    }
+    case 1: {  // Qwen3-VL's rule: the sections the rule gives, or others
+      const std::size_t h = in.u8() % (pairs / 3 + 2), w = in.u8() % (pairs / 3 + 2);
+      return rope::Axes::mrope_interleaved({pairs - std::min(pairs, h + w), h, w});
+    }
+    case 2:
+      return rope::Axes::axial(in.u8() % 5);
+    case 3: {
+      const std::size_t count = 1 + in.u8() % 4;
+      std::vector<std::uint8_t> axis(pairs + (in.u8() % 16 == 0 ? 1 : 0));
+      for (auto& a : axis) {
+        a = static_cast<std::uint8_t>(in.u8() % (count + (in.u8() % 32 == 0 ? 1U : 0U)));
+      }
+      std::vector<std::size_t> theta(in.u8() % 2 == 0 ? 0 : pairs);  // none, or one per pair
+      for (auto& j : theta) j = in.u16() % (pairs + (in.u8() % 32 == 0 ? 1U : 0U));
+      return rope::Axes::custom(count, axis, theta);
+    }
+    default:
+      return rope::Axes();
+  }
+}
+
 // Where a view's heads are: its strides and the offset of its first element in the buffer.
 struct Shape {
   std::size_t offset, token_stride, head_stride;
@@ -145,12 +183,12 @@ bool conflict(const A& a, const B& b, std::size_t d, bool in_place_allowed) {
   return false;
 }
 
-// The rotation of one head by the oracle: each pair by f·R(±m·θ_j), in long double.
+// The rotation of one head by the oracle: pair j by f·R(±m_j·θ_j), in long double.
 template <class T>
 std::vector<long double> oracle(const T* head, std::size_t d, std::size_t rotary_dim,
                                 std::size_t offset, rope::Layout layout,
-                                const std::vector<double>& theta, double f, std::int64_t m,
-                                rope::Direction direction) {
+                                const std::vector<double>& theta, double f,
+                                const std::vector<std::int64_t>& m, rope::Direction direction) {
   std::vector<long double> out(d);
   for (std::size_t i = 0; i < d; ++i)
     out[i] = static_cast<long double>(static_cast<double>(head[i]));
@@ -160,7 +198,7 @@ std::vector<long double> oracle(const T* head, std::size_t d, std::size_t rotary
     const std::size_t i0 = offset + (layout == rope::Layout::interleaved ? 2 * j : j);
     const std::size_t i1 = offset + (layout == rope::Layout::interleaved ? 2 * j + 1 : j + half);
     const long double angle =
-        sign * static_cast<long double>(m) * static_cast<long double>(theta[j]);
+        sign * static_cast<long double>(m[j]) * static_cast<long double>(theta[j]);
     const long double scale = static_cast<long double>(f);
     const long double c = scale * std::cos(angle), s = scale * std::sin(angle);
     const long double a = out[i0], b = out[i1];
@@ -208,18 +246,38 @@ double largest_theta(const rope::Rotary<T>& rot) {
   return largest;
 }
 
+// The coordinates of a call: coordinate(t, a) of token t; one axis for Positions.
+struct Coordinates {
+  std::vector<std::int64_t> values;  // [tokens][axes]
+  std::size_t axes = 1;
+  std::int64_t operator()(std::size_t t, std::size_t a) const { return values[t * axes + a]; }
+  // The position of each pair of token t, and the largest of them.
+  template <class T>
+  std::vector<std::int64_t> of_pairs(std::size_t t, const rope::Rotary<T>& rot) const {
+    std::vector<std::int64_t> m(rot.rotary_dim() / 2);
+    for (std::size_t j = 0; j < m.size(); ++j) m[j] = (*this)(t, rot.axis_of_pairs()[j]);
+    return m;
+  }
+  std::int64_t largest(std::size_t t) const {
+    std::int64_t m = 0;
+    for (std::size_t a = 0; a < axes; ++a) m = std::max(m, (*this)(t, a));
+    return m;
+  }
+};
+
 template <class T>
 void check_against_oracle(const rope::Rotary<T>& rot, const rope::View<const T>& src,
-                          const rope::View<T>& out, const std::vector<std::int64_t>& positions,
+                          const rope::View<T>& out, const Coordinates& positions,
                           rope::Direction direction, std::size_t first, std::size_t last) {
   const std::size_t d = rot.head_size(), r = rot.rotary_dim(), offset = rot.rotary_offset();
   const auto& theta = rot.inverse_frequencies();
   const double theta_max = largest_theta(rot);
   const double f = rot.attention_factor();
   for (std::size_t t = first; t < last; ++t) {
+    const std::vector<std::int64_t> m = positions.of_pairs(t, rot);
     for (std::size_t h = 0; h < src.heads(); ++h) {
       const auto expected =
-          oracle(src.head(t, h), d, r, offset, rot.layout(), theta, f, positions[t], direction);
+          oracle(src.head(t, h), d, r, offset, rot.layout(), theta, f, m, direction);
       for (std::size_t i = 0; i < d; ++i) {
         const double got = static_cast<double>(out.head(t, h)[i]);
         const bool rotated = i >= offset && i < offset + r;
@@ -233,10 +291,10 @@ void check_against_oracle(const rope::Rotary<T>& rot, const rope::View<const T>&
         const double a = static_cast<double>(src.head(t, h)[i]);
         const double b = static_cast<double>(src.head(t, h)[partner_of(i, rot)]);
         const double e = std::abs(got - static_cast<double>(expected[i]));
-        if (!(e <= bound<T>(std::abs(a) + std::abs(b), f, positions[t], theta_max))) {
+        if (!(e <= bound<T>(std::abs(a) + std::abs(b), f, positions.largest(t), theta_max))) {
           fail("token " + std::to_string(t) + " head " + std::to_string(h) + " coordinate " +
-               std::to_string(i) + " at position " + std::to_string(positions[t]) + ": got " +
-               std::to_string(got) + ", expected " +
+               std::to_string(i) + " at position " + std::to_string(positions.largest(t)) +
+               ": got " + std::to_string(got) + ", expected " +
                std::to_string(static_cast<double>(expected[i])) + " (attention factor " +
                std::to_string(f) + ", largest theta " + std::to_string(theta_max) + ")");
         }
@@ -246,7 +304,7 @@ void check_against_oracle(const rope::Rotary<T>& rot, const rope::View<const T>&
 }
 
 template <class T>
-void run(Bytes& in) {
+void run(Bytes& in, bool multi_axis) {
   // ---- construction
   rope::Options options;
   options.head_size = in.u8() % 2 == 0 ? 2 * (1 + in.u8() % 40) : in.u8() % 81;  // mostly even
@@ -258,6 +316,7 @@ void run(Bytes& in) {
   const std::size_t rotary_dim = options.rotary_dim == 0 ? options.head_size : options.rotary_dim;
   options.scaling = scaling(in, rotary_dim);
   options.sequence_length = in.pick({0.0, 100.0, 5000.0, -1.0, kNaN});
+  if (multi_axis) options.axes = axes(in, rotary_dim);
   rope::Rotary<T>* made = nullptr;
   try {
     made = new rope::Rotary<T>(options);
@@ -280,6 +339,44 @@ void run(Bytes& in) {
                   : in.pick({std::int64_t{-1}, kMaxPosition, kMaxPosition + 1,
                              std::int64_t(in.u64() % (std::uint64_t{1} << 40))});
   }
+  // Multi-axis calls: coordinates mostly equal to the token's position (a text token), else
+  // another one; sometimes one axis too many. int32 or int64, [tokens][axes] or [axes][tokens].
+  Coordinates coordinates{positions, 1};
+  std::vector<std::int64_t> wide;
+  std::vector<std::int32_t> narrow;
+  bool axis_major = false, use_int32 = false;
+  if (multi_axis) {
+    coordinates.axes = std::min<std::size_t>(rot.axes() + (in.u8() % 16 == 0 ? 1 : 0), 4);
+    coordinates.values.assign(tokens * coordinates.axes, 0);
+    for (std::size_t t = 0; t < tokens; ++t) {
+      for (std::size_t k = 0; k < coordinates.axes; ++k) {
+        const std::uint8_t kind = in.u8() % 8;
+        coordinates.values[t * coordinates.axes + k] = kind < 5   ? positions[t]
+                                                       : kind < 7 ? std::int64_t(in.u16() % 600)
+                                                                  : std::int64_t{-1};
+      }
+    }
+    axis_major = in.u8() % 2 == 0;
+    use_int32 = in.u8() % 2 == 0 &&
+                std::all_of(coordinates.values.begin(), coordinates.values.end(),
+                            [](std::int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; });
+    wide.resize(tokens * coordinates.axes);
+    narrow.resize(tokens * coordinates.axes);
+    for (std::size_t k = 0; k < coordinates.axes; ++k) {
+      for (std::size_t t = 0; t < tokens; ++t) {
+        const std::int64_t v = coordinates(t, k);
+        const std::size_t at = axis_major ? k * tokens + t : t * coordinates.axes + k;
+        wide[at] = v;
+        narrow[at] = static_cast<std::int32_t>(use_int32 ? v : 0);
+      }
+    }
+  }
+  const auto axis_positions = [&] {
+    const std::size_t n = coordinates.axes;
+    const std::size_t axis_stride = axis_major ? tokens : 1, token_stride = axis_major ? 1 : n;
+    return use_int32 ? rope::AxisPositions(narrow.data(), n, axis_stride, token_stride)
+                     : rope::AxisPositions(wide.data(), n, axis_stride, token_stride);
+  };
   const Shape a = shape(in, tokens, heads, d);
   const std::uint8_t mode = in.u8() % 4;  // 0 in place, 1 out of place, 2 dst in src's buffer, 3 qk
   const std::size_t b_heads = mode == 3 ? 1 + in.u8() % 2 : heads;
@@ -317,7 +414,13 @@ void run(Bytes& in) {
     invalid += " range outside the batch;";
   } else {
     for (std::size_t t = range.first; t < range.last; ++t) {  // only the range's are read
-      if (positions[t] < 0 || positions[t] > kMaxPosition) invalid += " position out of range;";
+      for (std::size_t k = 0; k < coordinates.axes; ++k) {
+        const std::int64_t p = coordinates(t, k);
+        if (p < 0 || p > kMaxPosition) invalid += " position out of range;";
+      }
+    }
+    if (multi_axis && range.first < range.last && coordinates.axes != rot.axes()) {
+      invalid += " another number of axes;";
     }
   }
   if (conflict(x, x, d, true)) invalid += " src heads overlap;";
@@ -329,8 +432,12 @@ void run(Bytes& in) {
   std::string message;
   const std::vector<T>& src_copy = buffer_before;  // src as it was, when dst shares its buffer
   try {
-    if (mode == 3) {
+    if (mode == 3 && multi_axis) {
+      rot.apply_qk(x, y, axis_positions(), range, direction, execution);
+    } else if (mode == 3) {
       rot.apply_qk(x, y, positions.data(), range, direction, execution);
+    } else if (multi_axis) {
+      rot.apply(rope::View<const T>(x), y, axis_positions(), range, direction, execution);
     } else {
       rot.apply(rope::View<const T>(x), y, positions.data(), range, direction, execution);
     }
@@ -375,21 +482,26 @@ void run(Bytes& in) {
   const rope::View<const T> src(src_copy.data() + a.offset, tokens, heads, a.token_stride,
                                 a.head_stride);
   if (mode == 3) {
-    check_against_oracle(rot, src, x, positions, direction, range.first, range.last);
+    check_against_oracle(rot, src, x, coordinates, direction, range.first, range.last);
     const rope::View<const T> k_src(src_copy.data() + b_start + b.offset, tokens, b_heads,
                                     b.token_stride, b.head_stride);
-    check_against_oracle(rot, k_src, y, positions, direction, range.first, range.last);
+    check_against_oracle(rot, k_src, y, coordinates, direction, range.first, range.last);
     return;
   }
-  check_against_oracle(rot, src, y, positions, direction, range.first, range.last);
+  check_against_oracle(rot, src, y, coordinates, direction, range.first, range.last);
 
   // The inverse undoes the forward up to f²: rotate the result back and compare with f²·src.
   if (range.first != 0 || range.last != tokens) return;
   const rope::Direction back =
       direction == rope::Direction::forward ? rope::Direction::inverse : rope::Direction::forward;
+  const rope::TokenRange all{0, tokens};
   std::vector<T> round_trip(buffer.size());
   const rope::View<T> z(round_trip.data() + a.offset, tokens, heads, a.token_stride, a.head_stride);
-  rot.apply(rope::View<const T>(y), z, positions.data(), back);
+  if (multi_axis) {
+    rot.apply(rope::View<const T>(y), z, axis_positions(), all, back);
+  } else {
+    rot.apply(rope::View<const T>(y), z, positions.data(), all, back);
+  }
   const double f = rot.attention_factor();
   const std::size_t r = rot.rotary_dim(), offset = rot.rotary_offset();
   const double theta_max = largest_theta(rot);
@@ -403,8 +515,9 @@ void run(Bytes& in) {
         const double b1 = static_cast<double>(y.head(t, h)[partner]);
         // forward error (≤ bound on (a0, b0)) turned by f·R, plus the backward pass's own error
         const double limit =
-            f * std::sqrt(2.0) * bound<T>(std::abs(a0) + std::abs(b0), f, positions[t], theta_max) +
-            bound<T>(std::abs(a1) + std::abs(b1), f, positions[t], theta_max);
+            f * std::sqrt(2.0) *
+                bound<T>(std::abs(a0) + std::abs(b0), f, coordinates.largest(t), theta_max) +
+            bound<T>(std::abs(a1) + std::abs(b1), f, coordinates.largest(t), theta_max);
         if (!std::isfinite(limit) || !std::isfinite(f * f * a0)) continue;  // f² overflows
         const double e = std::abs(static_cast<double>(z.head(t, h)[i]) - f * f * a0);
         if (!(e <= limit * (1 + 1e-6))) {
@@ -420,18 +533,20 @@ void run(Bytes& in) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   Bytes in(data, size);
-  switch (in.u8() % 4) {
+  const std::uint8_t first = in.u8();
+  const bool multi_axis = first / 4 % 4 == 3;
+  switch (first % 4) {
     case 0:
-      run<float>(in);
+      run<float>(in, multi_axis);
       break;
     case 1:
-      run<double>(in);
+      run<double>(in, multi_axis);
       break;
     case 2:
-      run<Eigen::half>(in);
+      run<Eigen::half>(in, multi_axis);
       break;
     default:
-      run<Eigen::bfloat16>(in);
+      run<Eigen::bfloat16>(in, multi_axis);
       break;
   }
   return 0;
