@@ -1,7 +1,6 @@
 // rope::Rotary<T, Dim>: rotary position embedding of query and key heads.
 #pragma once
 
-#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -76,7 +75,8 @@ struct Options {
 /// std::out_of_range for a position outside [0, 2^53 − 1]; docs/errors.md has every case).
 /// Positions past max_positions get their table row computed on the fly. An Execution splits a
 /// call over threads or asks for streaming stores; a TokenRange rotates part of a batch;
-/// rope::unchecked skips the checks.
+/// rope::unchecked skips the checks. With Options::axes (M-RoPE, 2-D vision RoPE) each entry
+/// point also takes an AxisPositions: several coordinates per token (docs/multimodal.md).
 ///
 ///     rope::Options options;
 ///     options.base = 500000.0;
