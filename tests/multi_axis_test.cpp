@@ -11,7 +11,6 @@
 #include <functional>
 #include <memory>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -132,8 +131,7 @@ void require_rotation(const Convention& c, View<const T> input, View<const T> go
   const std::size_t d = c.options.head_size;
   const std::size_t r = c.options.rotary_dim == 0 ? d : c.options.rotary_dim;
   const std::size_t offset = c.options.rotary_offset;
-  double worst = 0;
-  std::string where;
+  rope_test::WorstCoordinate worst;
   for (std::size_t t = 0; t < input.tokens(); ++t) {
     const double largest = double(std::max({p[t][0], p[t][1], p[t][2]}));
     for (std::size_t h = 0; h < input.heads(); ++h) {
@@ -147,21 +145,15 @@ void require_rotation(const Convention& c, View<const T> input, View<const T> go
         const double bound =
             f * rope_test::output_bound<T>(pair_abs, largest, expected[i], c.options.base) +
             4 * rope_test::unit_roundoff<double> * f * pair_abs;
-        const double error = std::abs(double(out[i]) - expected[i]);
-        const double ratio = bound > 0 ? error / bound : (error == 0 ? 0.0 : HUGE_VAL);
-        if (!(ratio <= worst)) {
-          worst = ratio;
-          std::ostringstream s;
-          s.precision(17);
+        worst.note(std::abs(double(out[i]) - expected[i]), bound, [&](std::ostream& s) {
           s << "token " << t << " head " << h << " coordinate " << i << ": got " << double(out[i])
             << ", reference " << expected[i] << ", bound " << bound;
-          where = s.str();
-        }
+        });
       }
     }
   }
-  INFO(c.name << "; worst coordinate: " << where);
-  REQUIRE(worst <= 1.0);
+  INFO(c.name << "; worst coordinate: " << worst.where());
+  REQUIRE(worst.ratio() <= 1.0);
 }
 
 // A prompt with coordinates inside and past the table (40 positions): text, an image, a video

@@ -142,6 +142,29 @@ inline std::vector<double> reference_head(std::vector<double> x, rope::Layout la
   return x;
 }
 
+// The coordinate with the largest error/bound ratio of a comparison, described by the caller.
+// NaN errors count as the worst.
+class WorstCoordinate {
+ public:
+  template <class Describe>
+  void note(double error, double bound, const Describe& describe) {
+    const double ratio = bound > 0 ? error / bound : (error == 0 ? 0.0 : HUGE_VAL);
+    if (!(ratio <= worst_)) {
+      worst_ = ratio;
+      std::ostringstream s;
+      s.precision(17);
+      describe(s);
+      where_ = s.str();
+    }
+  }
+  double ratio() const { return worst_; }
+  const std::string& where() const { return where_; }
+
+ private:
+  double worst_ = 0;
+  std::string where_;
+};
+
 // Checks every head of `got` against the reference rotation of the same head of `input`
 // (token t at positions[t]), coordinate by coordinate, with coordinate_bound<T>. Reports the
 // worst coordinate.
@@ -151,8 +174,7 @@ void require_rotation_of(rope::View<const T> input, rope::View<const T> got, std
                          rope::Direction direction, double base = 10000.0) {
   REQUIRE(input.tokens() == got.tokens());
   REQUIRE(input.heads() == got.heads());
-  double worst = 0;
-  std::string where;
+  WorstCoordinate worst;
   for (std::size_t t = 0; t < input.tokens(); ++t) {
     for (std::size_t h = 0; h < input.heads(); ++h) {
       const T* in = input.head(t, h);
@@ -163,21 +185,15 @@ void require_rotation_of(rope::View<const T> input, rope::View<const T> got, std
         const double pair_abs =
             std::abs(double(in[i])) + std::abs(double(in[partner(i, d, layout)]));
         const double bound = output_bound<T>(pair_abs, double(positions[t]), expected[i], base);
-        const double error = std::abs(double(out[i]) - expected[i]);
-        const double ratio = bound > 0 ? error / bound : (error == 0 ? 0.0 : HUGE_VAL);
-        if (!(ratio <= worst)) {
-          worst = ratio;
-          std::ostringstream s;
-          s.precision(17);
+        worst.note(std::abs(double(out[i]) - expected[i]), bound, [&](std::ostream& s) {
           s << "token " << t << " head " << h << " coordinate " << i << " position " << positions[t]
             << ": got " << double(out[i]) << ", reference " << expected[i] << ", bound " << bound;
-          where = s.str();
-        }
+        });
       }
     }
   }
-  INFO("worst coordinate: " << where);
-  REQUIRE(worst <= 1.0);
+  INFO("worst coordinate: " << worst.where());
+  REQUIRE(worst.ratio() <= 1.0);
 }
 
 }  // namespace rope_test
