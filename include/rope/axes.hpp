@@ -44,8 +44,9 @@ class Axes {
 
   /// Interleaved M-RoPE (Qwen3-VL, HuggingFace's "mrope_interleaved"; the pairs themselves may
   /// be in either Layout): pair i takes axis 1 (height) if i mod 3 = 1 and i < 3·section[1],
-  /// axis 2 (width) if i mod 3 = 2 and i < 3·section[2], and axis 0 (temporal) otherwise. θ_i as in sections(). The three sections must add up to rotary_dim/2 and be the
-  /// number of pairs each axis ends up with (Qwen3-VL: {24, 20, 20}).
+  /// axis 2 (width) if i mod 3 = 2 and i < 3·section[2], and axis 0 (temporal) otherwise. θ_i as in
+  /// sections(). The three sections must add up to rotary_dim/2 and be the number of pairs each
+  /// axis ends up with (Qwen3-VL: {24, 20, 20}).
   static Axes mrope_interleaved(std::vector<std::size_t> section) {
     Axes axes(Kind::interleaved, section.size());
     axes.section_ = std::move(section);
