@@ -828,6 +828,12 @@ TEST_CASE("E43: M-RoPE sections that do not add up to the rotary pairs", "[error
         Dynamic r(with_axes(rope::Axes::mrope_interleaved({24, 20, 21}), 128));
       },
       {"add up to 65 pairs", "has 64"});
+  // A section larger than all the pairs, whose sum with the others would wrap around to 64.
+  require_invalid(
+      [] {
+        Dynamic r(with_axes(rope::Axes::sections({SIZE_MAX, 65, 0}), 128));
+      },
+      {"section 0 has 18446744073709551615 pairs", "the rotary dimension has 64"});
   Options partial = with_axes(rope::Axes::sections({16, 24, 24}), 128);
   partial.rotary_dim = 64;  // 32 pairs
   require_invalid([&] { Dynamic r(partial); }, {"add up to 64 pairs", "has 32"});

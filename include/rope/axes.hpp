@@ -75,7 +75,7 @@ class Axes {
   std::size_t count() const noexcept { return count_; }
 
   /// The axis of each of `pairs` pairs. Throws std::invalid_argument if the axes do not fit
-  /// `pairs` (docs/errors.md, E42–E45).
+  /// `pairs` (docs/errors.md, E42–E46).
   std::vector<std::uint8_t> axis_of_pairs(std::size_t pairs) const {
     check_count();
     std::vector<std::uint8_t> axis(pairs, 0);
@@ -85,7 +85,13 @@ class Axes {
       case Kind::sections:
       case Kind::interleaved: {
         std::size_t sum = 0;
-        for (const std::size_t s : section_) sum += s;
+        for (std::size_t a = 0; a < count_; ++a) {
+          if (section_[a] > pairs) {  // (and the sum below cannot wrap around)
+            bad("section " + std::to_string(a) + " has " + std::to_string(section_[a]) +
+                " pairs but the rotary dimension has " + std::to_string(pairs));
+          }
+          sum += section_[a];
+        }
         if (sum != pairs) {
           bad("the sections add up to " + std::to_string(sum) +
               " pairs but the rotary dimension has " + std::to_string(pairs));
