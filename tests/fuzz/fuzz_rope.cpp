@@ -111,7 +111,7 @@ rope::Scaling scaling(Bytes& in, std::size_t rotary_dim) {
 rope::Axes axes(Bytes& in, std::size_t rotary_dim) {
   const std::size_t pairs = rotary_dim / 2;
   switch (in.u8() % 5) {
-    case 0: {  // sections adding up to the pairs, or one off
+    case 0: {  // sections adding up to the pairs, or one off, or one huge
       std::vector<std::size_t> section(1 + in.u8() % 4);
       std::size_t left = pairs;
       for (std::size_t a = 0; a + 1 < section.size(); ++a) {
@@ -119,6 +119,7 @@ rope::Axes axes(Bytes& in, std::size_t rotary_dim) {
         left -= section[a];
       }
       section.back() = left + (in.u8() % 8 == 0 ? 1 : 0);
+      if (in.u8() % 32 == 0) section.front() = SIZE_MAX;  // a sum that wraps around
       return rope::Axes::sections(section);
     }
     case 1: {  // Qwen3-VL's rule: the sections the rule gives, or others
