@@ -173,15 +173,11 @@ void convert_in_place(benchmark::State& state, Shape shape) {
 template <class T>
 void stream_copy(benchmark::State& state, Shape shape) {
   namespace simd = rope::detail::simd;
-  using P = simd::Packet<float>;
-  constexpr std::size_t L = std::size_t(simd::kLanes<float>);
   const std::size_t n = shape.elements() * sizeof(T) / sizeof(float);
   const Buffer<float> src = filled<float>(n, 1);
   Buffer<float> dst(n);
   for (auto _ : state) {
-    std::size_t i = 0;
-    for (; i + L <= n; i += L) simd::store_streaming(dst.data() + i, simd::load<P>(src.data() + i));
-    for (; i < n; ++i) dst[i] = src[i];
+    simd::stream_copy(dst.data(), src.data(), n * sizeof(float));
     simd::fence();
     benchmark::ClobberMemory();
   }
@@ -323,8 +319,9 @@ void rope_kernel(benchmark::State& state, Call call, Layout layout, Shape shape)
       switch (call) {
         case Call::out_of_place:
         case Call::streaming:
-          rot.apply(x.data(), y.data(), tokens, shape.heads(), positions.data(),
-                    rope::Direction::forward, execution);
+          rot.apply(rope::View<const T>::contiguous(x.data(), tokens, shape.heads(), d),
+                    rope::View<T>::contiguous(y.data(), tokens, shape.heads(), d), positions.data(),
+                    execution);
           break;
         case Call::qk:
           rot.apply_qk(q, k, positions.data());
@@ -333,8 +330,7 @@ void rope_kernel(benchmark::State& state, Call call, Layout layout, Shape shape)
           rot.shift(rope::View<T>::contiguous(x.data(), tokens, shape.heads(), d), -3);
           break;
         default:
-          rot.apply(x.data(), tokens, shape.heads(), positions.data(), rope::Direction::forward,
-                    execution);
+          rot.apply(x.data(), tokens, shape.heads(), positions.data(), execution);
       }
       benchmark::ClobberMemory();
     }
@@ -368,7 +364,7 @@ void fused_qk(benchmark::State& state, bool checked, std::size_t tokens) {
 // Multi-axis RoPE against ordinary RoPE on the same buffer: q and k of a fused
 // [tokens][28 + 4 + 4 heads][128] QKV buffer (Qwen2-VL-7B's attention), rotated by apply_qk.
 //   1d           Positions, ordinary RoPE (the reference cost);
-//   text         AxisPositions whose 3 coordinates are equal (text tokens of M-RoPE);
+//   text         Positions whose 3 coordinates are equal (text tokens of M-RoPE);
 //   sections     image tokens of an H×W grid, Qwen2-VL's sections {16, 24, 24}: 3 runs per row;
 //   interleaved  the same tokens, Qwen3-VL's interleaved {24, 20, 20}: 61 runs per row.
 enum class AxisKind { one_d, text, sections, interleaved };
@@ -389,7 +385,7 @@ void multi_axis(benchmark::State& state, AxisKind kind, std::size_t tokens) {
     prompt.text(7 + tokens);
   }
   const std::size_t first = prompt.size() - tokens;  // the last tokens: (7, 8, 8) for one
-  const rope::AxisPositions positions(prompt.data().data() + 3 * first, 3, 1, 3);
+  const rope::Positions positions(prompt.data().data() + 3 * first, 3, 1, 3);
   const std::vector<std::int64_t>& all = prompt.data();
   std::vector<std::int64_t> one_d(tokens);
   for (std::size_t t = 0; t < tokens; ++t) one_d[t] = all[3 * (first + t)];

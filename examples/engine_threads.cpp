@@ -49,7 +49,7 @@ int main() {
   execution.threads = 2;
   rot.apply_qk(rope::View<T>::contiguous(q3.data(), kTokens, kQueryHeads, kHeadSize),
                rope::View<T>::contiguous(k3.data(), kTokens, kKeyHeads, kHeadSize),
-               positions.data(), rope::Direction::forward, execution);
+               positions.data(), execution);
 
   const auto same = [](const std::vector<T>& a, const std::vector<T>& b) {
     return std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;

@@ -128,8 +128,8 @@ int main(int argc, char** argv) {
   for (float& v : k) v = uniform(rng);
   const auto score = [&](std::array<std::int64_t, 3> pq, std::array<std::int64_t, 3> pk) {
     std::vector<float> a = q, b = k;
-    rot.apply(a.data(), 1, 1, rope::AxisPositions::token_major(pq.data(), 3));
-    rot.apply(b.data(), 1, 1, rope::AxisPositions::token_major(pk.data(), 3));
+    rot.apply(a.data(), 1, 1, rope::Positions::token_major(pq.data(), 3));
+    rot.apply(b.data(), 1, 1, rope::Positions::token_major(pk.data(), 3));
     double s = 0;
     for (std::size_t i = 0; i < d; ++i) s += double(a[i]) * double(b[i]);
     return s;

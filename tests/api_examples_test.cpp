@@ -86,10 +86,9 @@ TEST_CASE("api.md: out of place on all threads", "[api]") {
   // [api: execution]
   rope::Execution execution;
   execution.threads = 0;  // every hardware thread, if the call is large enough to use them
-  rot.apply(src.data(), dst.data(), tokens, heads, positions.data(), rope::Direction::forward,
-            execution);
+  rot.apply(rope_test::contiguous(src.data(), tokens, heads, rot.head_size()), rope_test::contiguous(dst.data(), tokens, heads, rot.head_size()), positions.data(), {rope::Direction::forward, {}, execution});
 
-  rot.apply(src.data(), one.data(), tokens, heads, positions.data());
+  rot.apply(rope_test::contiguous(src.data(), tokens, heads, rot.head_size()), rope_test::contiguous(one.data(), tokens, heads, rot.head_size()), positions.data());
   REQUIRE(std::memcmp(dst.data(), one.data(), dst.size() * sizeof(float)) == 0);
 }
 
@@ -100,7 +99,7 @@ TEST_CASE("api.md: one head as an Eigen vector", "[api]") {
   // [api: one head]
   Eigen::VectorXf head = Eigen::VectorXf::LinSpaced(128, -1.0f, 1.0f);
   const Eigen::VectorXf at_5 = rot.rotated(head, 5);  // a rotated copy
-  rot.apply(head, 5);                                 // in place: now equal to at_5
+  head = rot.rotated(head, 5);                        // "in place": now equal to at_5
 
   REQUIRE(head == at_5);
   Eigen::VectorXf expected = Eigen::VectorXf::LinSpaced(128, -1.0f, 1.0f);
@@ -274,7 +273,7 @@ TEST_CASE("api.md: views, positions and token ranges", "[api]") {
   std::vector<float> whole(original.size()), parts(original.size());
   const auto src_view = rope::View<const float>::contiguous(original.data(), tokens, heads, d);
   const auto dst_view = rope::View<float>::contiguous(parts.data(), tokens, heads, d);
-  rot.apply(original.data(), whole.data(), tokens, heads, position_ids);
+  rot.apply(rope_test::contiguous(original.data(), tokens, heads, rot.head_size()), rope_test::contiguous(whole.data(), tokens, heads, rot.head_size()), position_ids);
   for (std::size_t w = 0, n = 2; w < n; ++w) {
     // [api: token range]
     // Worker w of n rotates its share of the batch; every worker uses the same rot.
@@ -352,7 +351,7 @@ TEST_CASE("api.md: multi-axis RoPE for a vision-language model and its vision en
     }
   }
   // [api: multi-axis position_ids]
-  const auto ids = rope::AxisPositions::axis_major(position_ids.data(), 3, tokens);
+  const auto ids = rope::Positions::axis_major(position_ids.data(), 3, tokens);
   rot.apply_qk(q_of(by_axis), k_of(by_axis), ids);
 
   REQUIRE(qkv == by_axis);
@@ -370,7 +369,7 @@ TEST_CASE("api.md: multi-axis RoPE for a vision-language model and its vision en
   grid.merge = 2;  // Qwen2-VL's spatial_merge_size
   const std::vector<std::int64_t> patches = rope::patch_positions(grid);  // [24][2]
   std::vector<float> x(24 * 16 * 80, 1.0f);                               // 24 patches x 16 heads
-  vit.apply(x.data(), 24, 16, rope::AxisPositions::token_major(patches.data(), 2));
+  vit.apply(x.data(), 24, 16, rope::Positions::token_major(patches.data(), 2));
 
   REQUIRE(patches.size() == 48);
   // 2 x 2 windows: (0, 0), (0, 1), (1, 0), (1, 1), then (0, 2), ...

@@ -69,7 +69,7 @@ TEMPLATE_TEST_CASE(
           rot.apply(expected.data(), tokens, heads, positions.data(), dir);
 
           std::vector<T> out(n);
-          rot.apply(input.data(), out.data(), tokens, heads, positions32.data(), dir);
+          rot.apply(rope_test::contiguous(input.data(), tokens, heads, rot.head_size()), rope_test::contiguous(out.data(), tokens, heads, rot.head_size()), positions32.data(), dir);
           CHECK(same_bits(out, expected));
 
           // [heads][tokens][d] with padding, in place and out of place, at odd offsets
@@ -93,15 +93,15 @@ TEMPLATE_TEST_CASE(
           rope::Execution three;
           three.threads = 3;
           three.min_bytes_per_thread = 1;
-          rot.apply_qk(q, k, positions.data(), dir, three);
+          rot.apply_qk(q, k, positions.data(), {dir, {}, three});
           CHECK(same_bits(gather(q, d), expected));
 
           // token ranges, unchecked, and one head at a time
           std::vector<T> pieces(n);
           const auto src = View<const T>::contiguous(input.data(), tokens, heads, d);
           const auto dst = View<T>::contiguous(pieces.data(), tokens, heads, d);
-          rot.apply(src, dst, positions.data(), rope::TokenRange{0, 7}, dir);
-          rot.apply(rope::unchecked, src, dst, positions.data(), rope::TokenRange{7, tokens}, dir);
+          rot.apply(src, dst, positions.data(), {dir, rope::TokenRange{0, 7}});
+          rot.apply(rope::unchecked, src, dst, positions.data(), {dir, rope::TokenRange{7, tokens}});
           CHECK(same_bits(pieces, expected));
           using Vector = Eigen::Matrix<T, Eigen::Dynamic, 1>;
           std::vector<T> heads_one_by_one(n);

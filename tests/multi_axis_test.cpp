@@ -23,7 +23,7 @@
 
 namespace {
 
-using rope::AxisPositions;
+using rope::Positions;
 using rope::Direction;
 using rope::Layout;
 using rope::View;
@@ -210,9 +210,9 @@ TEMPLATE_TEST_CASE("Multi-axis RoPE: every convention and entry point matches th
     const std::vector<std::int64_t> data = coordinates_for(c);
     const Coordinates p = unpack(data, c.axes);
     const std::size_t tokens = p.size(), heads = 3, kv_heads = 2;
-    const AxisPositions by_token = AxisPositions::token_major(data.data(), c.axes);
+    const Positions by_token = Positions::token_major(data.data(), c.axes);
     const std::vector<std::int32_t> data32 = axis_major_int32(p, c.axes);
-    const AxisPositions by_axis32 = AxisPositions::axis_major(data32.data(), c.axes, tokens);
+    const Positions by_axis32 = Positions::axis_major(data32.data(), c.axes, tokens);
     const std::vector<T> input = rope_test::random_vector<T>(tokens * heads * d, rng);
     const auto in = View<const T>::contiguous(input.data(), tokens, heads, d);
     for (const Direction dir : {Direction::forward, Direction::inverse}) {
@@ -227,8 +227,8 @@ TEMPLATE_TEST_CASE("Multi-axis RoPE: every convention and entry point matches th
         INFO("[heads][tokens] view out of place, int32 [axes][tokens], two token ranges");
         std::vector<T> out(tokens * heads * (d + 2));
         const View<T> dst(out.data() + 1, tokens, heads, d + 2, tokens * (d + 2));
-        rot.apply(in, dst, by_axis32, rope::TokenRange{0, 7}, dir);
-        rot.apply(in, dst, by_axis32, rope::TokenRange{7, tokens}, dir);
+        rot.apply(in, dst, by_axis32, {dir, rope::TokenRange{0, 7}});
+        rot.apply(in, dst, by_axis32, {dir, rope::TokenRange{7, tokens}});
         require_rotation<T>(c, in, View<const T>(dst), p, dir);
       }
       {
@@ -237,7 +237,7 @@ TEMPLATE_TEST_CASE("Multi-axis RoPE: every convention and entry point matches th
         rope::Execution two;
         two.threads = 2;
         two.min_bytes_per_thread = 1;
-        rot.apply(View<T>::contiguous(x.data(), tokens, heads, d), by_token, dir, two);
+        rot.apply(View<T>::contiguous(x.data(), tokens, heads, d), by_token, {dir, {}, two});
         require_rotation<T>(c, in, View<const T>::contiguous(x.data(), tokens, heads, d), p, dir);
       }
       {
@@ -249,7 +249,7 @@ TEMPLATE_TEST_CASE("Multi-axis RoPE: every convention and entry point matches th
         rope::Execution streaming;
         streaming.streaming_stores = true;
         const auto dst = View<T>::contiguous(aligned, tokens, heads, d);
-        rot.apply(in, dst, by_token, rope::TokenRange{0, tokens}, dir, streaming);
+        rot.apply(in, dst, by_token, {dir, rope::TokenRange{0, tokens}, streaming});
         require_rotation<T>(c, in, View<const T>(dst), p, dir);
       }
       {
@@ -264,8 +264,7 @@ TEMPLATE_TEST_CASE("Multi-axis RoPE: every convention and entry point matches th
           return View<T>(v.data() + heads * d, tokens, kv_heads, stride, d);
         };
         rot.apply_qk(q(checked), k(checked), by_axis32, dir);
-        rot.apply_qk(rope::unchecked, q(unchecked), k(unchecked), by_token,
-                     rope::TokenRange{0, tokens}, dir);
+        rot.apply_qk(rope::unchecked, q(unchecked), k(unchecked), by_token, {dir, rope::TokenRange{0, tokens}});
         REQUIRE(checked == unchecked);
         const View<const T> q_in(fused.data(), tokens, heads, stride, d);
         const View<const T> k_in(fused.data() + heads * d, tokens, kv_heads, stride, d);
@@ -328,7 +327,7 @@ TEST_CASE("Multi-axis RoPE: the inverse undoes the forward rotation, with YaRN's
     const std::size_t d = c.options.head_size, tokens = data.size() / c.axes;
     const std::vector<double> input = rope_test::random_vector<double>(tokens * d, rng);
     std::vector<double> x = input;
-    const AxisPositions p = AxisPositions::token_major(data.data(), c.axes);
+    const Positions p = Positions::token_major(data.data(), c.axes);
     rot.apply(x.data(), tokens, 1, p);
     rot.apply(x.data(), tokens, 1, p, Direction::inverse);
     // R^T·f·(R·f·x) = f²·x on the rotated coordinates (the others pass through): each within
@@ -370,7 +369,7 @@ TEST_CASE(
   const Coordinates p = unpack(data, 2);
   const std::vector<float> input = rope_test::random_vector<float>(p.size() * 128, rng);
   std::vector<float> x = input;
-  rope::Rotary<float>(o).apply(x.data(), p.size(), 1, AxisPositions::token_major(data.data(), 2));
+  rope::Rotary<float>(o).apply(x.data(), p.size(), 1, Positions::token_major(data.data(), 2));
   require_rotation<float>(axial, View<const float>::contiguous(input.data(), p.size(), 1, 128),
                           View<const float>::contiguous(x.data(), p.size(), 1, 128), p,
                           Direction::forward, block.attention_factor);
@@ -482,7 +481,7 @@ TEST_CASE("patch_positions: Qwen2-VL's window order and torchtune's class token"
   const std::size_t tokens = p.size() / 2;
   const std::vector<float> input = rope_test::random_vector<float>(tokens * 64, rng);
   std::vector<float> x = input;
-  rot.apply(x.data(), tokens, 1, AxisPositions::token_major(p.data(), 2));
+  rot.apply(x.data(), tokens, 1, Positions::token_major(p.data(), 2));
   REQUIRE(std::equal(x.end() - 64, x.end(), input.end() - 64));
   REQUIRE(!std::equal(x.begin(), x.begin() + 64, input.begin()));
 }

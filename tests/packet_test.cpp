@@ -150,19 +150,21 @@ TEMPLATE_TEST_CASE("simd: 16-bit memory widens exactly to float and rounds to ne
   REQUIRE(back == pairs);
 }
 
-TEMPLATE_TEST_CASE("simd: a streaming store writes what an ordinary store writes", "[simd]", float,
-                   double, Eigen::half, Eigen::bfloat16) {
-  using S = TestType;
-  using P = simd::Packet<rope::compute_t<S>>;
-  constexpr std::size_t L = simd::kLanes<rope::compute_t<S>>;
-  std::mt19937_64 rng(9);
-  const std::vector<S> values = rope_test::random_vector<S>(L, rng);
-  // 64-byte aligned (streamed) and one element past it (the ordinary store's fallback).
-  for (const std::size_t offset : {0U, 1U}) {
-    std::vector<S, Eigen::aligned_allocator<S>> streamed(L + 1, S(0.0F)), plain(L + 1, S(0.0F));
-    simd::store_streaming(streamed.data() + offset, simd::load<P>(values.data()));
-    simd::fence();
-    simd::store(plain.data() + offset, simd::load<P>(values.data()));
-    REQUIRE(std::memcmp(streamed.data(), plain.data(), (L + 1) * sizeof(S)) == 0);
+TEST_CASE("simd: stream_copy copies bytes exactly at every alignment and length", "[simd]") {
+  // Lengths below, at and past each block size (16, 32, 64), from every offset in a cache line:
+  // the streamed blocks, the ordinary head and tail, and their seams.
+  std::vector<unsigned char, Eigen::aligned_allocator<unsigned char>> from(512), to(512);
+  for (std::size_t i = 0; i < from.size(); ++i) from[i] = static_cast<unsigned char>(i * 7 + 3);
+  for (std::size_t offset = 0; offset < 64; ++offset) {
+    for (const std::size_t bytes : {0U, 1U, 15U, 16U, 17U, 63U, 64U, 65U, 200U, 384U}) {
+      std::fill(to.begin(), to.end(), static_cast<unsigned char>(0xEE));
+      simd::stream_copy(to.data() + offset, from.data() + 1, bytes);
+      simd::fence();
+      INFO("offset " << offset << ", " << bytes << " bytes");
+      REQUIRE(std::memcmp(to.data() + offset, from.data() + 1, bytes) == 0);
+      for (std::size_t i = 0; i < to.size(); ++i) {
+        if (i < offset || i >= offset + bytes) REQUIRE(to[i] == 0xEE);
+      }
+    }
   }
 }

@@ -208,7 +208,7 @@ TEST_CASE("worked example: the 2-D vector [1, 2] turns by exactly m radians at p
     const rope::Rotary<double, 2> rot({0, 10000.0, layout, 8});
     for (std::int64_t m = 1; m <= 3; ++m) {
       Eigen::Vector2d v(1.0, 2.0);
-      rot.apply(v, m);
+      v = rot.rotated(v, m);
       const double turned = std::remainder(std::atan2(v[1], v[0]) - start, 2 * M_PI);
       const double expected = std::remainder(double(m), 2 * M_PI);  // 1, 2, 3 − 2π... radians
       INFO("position " << m << ": turned " << turned * 180 / M_PI << " degrees");

@@ -114,6 +114,13 @@ std::vector<T> random_vector(std::size_t n, std::mt19937_64& rng) {
   return v;
 }
 
+// A contiguous [tokens][heads][d] view of a buffer, const or not as the pointer is: the out of
+// place calls of the tests on dense buffers.
+template <class T>
+rope::View<T> contiguous(T* data, std::size_t tokens, std::size_t heads, std::size_t d) {
+  return rope::View<T>::contiguous(data, tokens, heads, d);
+}
+
 // The coordinate paired with coordinate i of a head of size d.
 inline std::size_t partner(std::size_t i, std::size_t d, rope::Layout layout) {
   if (layout == rope::Layout::interleaved) return i ^ 1U;
@@ -166,16 +173,18 @@ class WorstCoordinate {
 };
 
 // Checks every head of `got` against the reference rotation of the same head of `input`
-// (token t at positions[t]), coordinate by coordinate, with coordinate_bound<T>. Reports the
+// (token t at positions[t], tokens counted over the batch), coordinate by coordinate, with coordinate_bound<T>. Reports the
 // worst coordinate.
 template <class T>
 void require_rotation_of(rope::View<const T> input, rope::View<const T> got, std::size_t d,
                          rope::Layout layout, const std::vector<std::int64_t>& positions,
                          rope::Direction direction, double base = 10000.0) {
+  REQUIRE(input.batches() == got.batches());
   REQUIRE(input.tokens() == got.tokens());
   REQUIRE(input.heads() == got.heads());
+  REQUIRE(positions.size() == input.rows());
   WorstCoordinate worst;
-  for (std::size_t t = 0; t < input.tokens(); ++t) {
+  for (std::size_t t = 0; t < input.rows(); ++t) {
     for (std::size_t h = 0; h < input.heads(); ++h) {
       const T* in = input.head(t, h);
       const T* out = got.head(t, h);

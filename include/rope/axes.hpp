@@ -76,7 +76,7 @@ class Axes {
 
   /// The axis of each of `pairs` pairs. Throws std::invalid_argument if the axes do not fit
   /// `pairs` (docs/errors.md, E42–E46).
-  std::vector<std::uint8_t> axis_of_pairs(std::size_t pairs) const {
+  ROPE_DETAIL_COLD std::vector<std::uint8_t> axis_of_pairs(std::size_t pairs) const {
     check_count();
     std::vector<std::uint8_t> axis(pairs, 0);
     switch (kind_) {
@@ -87,14 +87,14 @@ class Axes {
         std::size_t sum = 0;
         for (std::size_t a = 0; a < count_; ++a) {
           if (section_[a] > pairs) {  // (and the sum below cannot wrap around)
-            bad("section " + std::to_string(a) + " has " + std::to_string(section_[a]) +
-                " pairs but the rotary dimension has " + std::to_string(pairs));
+            detail::invalid("rope: section %zu has %zu pairs but the rotary dimension has %zu", a,
+                            section_[a], pairs);
           }
           sum += section_[a];
         }
         if (sum != pairs) {
-          bad("the sections add up to " + std::to_string(sum) +
-              " pairs but the rotary dimension has " + std::to_string(pairs));
+          detail::invalid("rope: the sections add up to %zu pairs but the rotary dimension has %zu",
+                          sum, pairs);
         }
         if (kind_ == Kind::sections) {
           std::size_t i = 0;
@@ -103,7 +103,7 @@ class Axes {
           }
           break;
         }
-        if (count_ != 3) bad("interleaved M-RoPE needs 3 sections, got " + std::to_string(count_));
+        if (count_ != 3) detail::invalid("rope: interleaved M-RoPE needs 3 sections, got %zu", count_);
         std::size_t taken[3] = {0, 0, 0};
         for (std::size_t i = 0; i < pairs; ++i) {
           if (i % 3 == 1 && i < 3 * section_[1]) {
@@ -115,30 +115,30 @@ class Axes {
         }
         for (std::size_t a = 0; a < 3; ++a) {
           if (taken[a] != section_[a]) {
-            bad("interleaved section " + std::to_string(a) + " is " + std::to_string(section_[a]) +
-                " pairs but the rule i mod 3 gives axis " + std::to_string(a) + " " +
-                std::to_string(taken[a]) + " pairs");
+            detail::invalid("rope: interleaved section %zu is %zu pairs but the rule i mod 3 gives "
+                            "axis %zu %zu pairs",
+                            a, section_[a], a, taken[a]);
           }
         }
         break;
       }
       case Kind::axial:
         if (pairs % count_ != 0) {
-          bad("axial RoPE splits " + std::to_string(pairs) + " pairs into " +
-              std::to_string(count_) + " equal blocks: " + std::to_string(pairs) +
-              " is not a multiple of " + std::to_string(count_));
+          detail::invalid("rope: axial RoPE splits %zu pairs into %zu equal blocks: %zu is not a "
+                          "multiple of %zu",
+                          pairs, count_, pairs, count_);
         }
         for (std::size_t i = 0; i < pairs; ++i) axis[i] = std::uint8_t(i / (pairs / count_));
         break;
       case Kind::custom:
         if (axis_of_pair_.size() != pairs) {
-          bad("the custom axis map has " + std::to_string(axis_of_pair_.size()) +
-              " pairs but the rotary dimension has " + std::to_string(pairs));
+          detail::invalid("rope: the custom axis map has %zu pairs but the rotary dimension has %zu",
+                          axis_of_pair_.size(), pairs);
         }
         for (std::size_t i = 0; i < pairs; ++i) {
           if (axis_of_pair_[i] >= count_) {
-            bad("pair " + std::to_string(i) + " takes axis " + std::to_string(axis_of_pair_[i]) +
-                " but there are " + std::to_string(count_) + " axes");
+            detail::invalid("rope: pair %zu takes axis %u but there are %zu axes", i,
+                            static_cast<unsigned>(axis_of_pair_[i]), count_);
           }
         }
         axis = axis_of_pair_;
@@ -149,7 +149,7 @@ class Axes {
 
   /// θ of each pair, and the attention factor, for a rotary dimension, base and scaling (the
   /// arguments of rope::frequencies). Throws as rope::frequencies and axis_of_pairs do.
-  Frequencies frequencies(std::size_t rotary_dim, double base, const Scaling& scaling,
+  ROPE_DETAIL_COLD Frequencies frequencies(std::size_t rotary_dim, double base, const Scaling& scaling,
                           double sequence_length, Angles angles) const {
     const std::size_t pairs = rotary_dim / 2;
     axis_of_pairs(pairs);  // the map's checks
@@ -157,14 +157,14 @@ class Axes {
       Frequencies all = rope::frequencies(rotary_dim, base, scaling, sequence_length, angles);
       if (kind_ != Kind::custom || theta_index_.empty()) return all;
       if (theta_index_.size() != pairs) {
-        bad("the custom theta_index has " + std::to_string(theta_index_.size()) +
-            " pairs but the rotary dimension has " + std::to_string(pairs));
+        detail::invalid("rope: the custom theta_index has %zu pairs but the rotary dimension has %zu",
+                        theta_index_.size(), pairs);
       }
       Frequencies picked{std::vector<double>(pairs), all.attention_factor};
       for (std::size_t i = 0; i < pairs; ++i) {
         if (theta_index_[i] >= pairs) {
-          bad("pair " + std::to_string(i) + " takes theta_" + std::to_string(theta_index_[i]) +
-              " but there are " + std::to_string(pairs) + " frequencies");
+          detail::invalid("rope: pair %zu takes theta_%zu but there are %zu frequencies", i,
+                          theta_index_[i], pairs);
         }
         picked.theta[i] = all.theta[theta_index_[i]];
       }
@@ -185,14 +185,9 @@ class Axes {
 
   Axes(Kind kind, std::size_t count) : kind_(kind), count_(count) {}
 
-  [[noreturn]] static void bad(const std::string& what) {
-    ROPE_THROW(std::invalid_argument, "rope: " + what);
-  }
-
   void check_count() const {
     if (count_ == 0 || count_ > kMaxAxes) {
-      bad("multi-axis RoPE has " + std::to_string(count_) + " axes; it needs 1 to " +
-          std::to_string(kMaxAxes));
+      detail::invalid("rope: multi-axis RoPE has %zu axes; it needs 1 to %zu", count_, kMaxAxes);
     }
   }
 

@@ -1,20 +1,24 @@
-// How a batch call runs: on how many threads, with which stores, over which tokens.
+// The trailing choices of a call: its direction, which tokens, on how many threads, which stores.
 #pragma once
 
+#include <rope/config.hpp>
+#include <rope/layout.hpp>
+
 #include <cstddef>
+#include <optional>
 
 namespace rope {
 
-/// The tokens [first, last) of a batch. An engine with its own thread pool rotates a batch by
-/// giving each worker a disjoint range (Rotary::apply(src, dst, positions, range)); calls on
-/// disjoint ranges may run concurrently on one Rotary.
+/// The tokens [first, last) of a call, counted over the batch (View::rows()). An engine with its
+/// own thread pool rotates a batch by giving each worker a disjoint range; calls on disjoint
+/// ranges may run concurrently on one Rotary.
 struct TokenRange {
   std::size_t first = 0;
   std::size_t last = 0;
 };
 
-/// How a batch call runs. The defaults (the calling thread, ordinary stores) suit a decode step
-/// and engines that split work themselves.
+/// How a call runs. The defaults (the calling thread, ordinary stores) suit a decode step and
+/// engines that split work themselves.
 struct Execution {
   /// Threads to split the tokens over, the calling thread included; 0 means
   /// std::thread::hardware_concurrency(). Compiled with OpenMP, the threads are OpenMP's (kept
@@ -27,10 +31,33 @@ struct Execution {
   std::size_t min_bytes_per_thread = 0;
   /// Out of place only: write dst with non-temporal (streaming) stores, which send the data to
   /// memory without first reading dst into the cache. Faster for buffers much larger than the
-  /// last-level cache that are not read again soon (0.68–0.84× of ordinary stores at 80 MiB);
-  /// no gain for buffers near the cache size (0.75–1.2× at 512 tokens; docs/performance.md).
-  /// Requires dst aligned to 64 bytes and src ≠ dst.
+  /// last-level cache that are not read again soon; no gain for buffers near the cache size
+  /// (docs/performance.md). Requires dst aligned to 64 bytes and src ≠ dst.
   bool streaming_stores = false;
+};
+
+/// The options of one call, after its buffers and positions: every rotating member takes one,
+/// defaulted. A Direction, a TokenRange or an Execution converts to the Call of that one choice:
+///
+///     rot.apply(src, dst, positions, rope::Direction::inverse);
+///     rot.apply(src, dst, positions, rope::TokenRange{0, 16});
+///     rot.apply(src, dst, positions, {rope::Direction::forward, rope::TokenRange{0, 16}, execution});
+struct Call {
+  /// R_m, or its inverse R_mᵀ (un-rotating, and the backward pass).
+  Direction direction = Direction::forward;
+  /// The tokens to rotate (each still at its own position); all tokens when empty.
+  std::optional<TokenRange> tokens{};
+  /// Threads and stores.
+  Execution execution{};
+
+  Call() = default;
+  Call(Direction direction_,  // NOLINT(google-explicit-constructor)
+       std::optional<TokenRange> tokens_ = {}, const Execution& execution_ = {}) noexcept
+      : direction(direction_), tokens(tokens_), execution(execution_) {}
+  Call(TokenRange tokens_) noexcept  // NOLINT(google-explicit-constructor)
+      : tokens(tokens_) {}
+  Call(const Execution& execution_) noexcept  // NOLINT(google-explicit-constructor)
+      : execution(execution_) {}
 };
 
 }  // namespace rope

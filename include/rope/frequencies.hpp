@@ -8,7 +8,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -26,14 +26,12 @@ namespace rope {
 ///
 /// Throws std::invalid_argument if head_size is zero or odd, or base is not a finite
 /// number > 0.
-inline std::vector<double> inverse_frequencies(std::size_t head_size, double base = 10000.0) {
+ROPE_DETAIL_COLD inline std::vector<double> inverse_frequencies(std::size_t head_size, double base = 10000.0) {
   if (head_size == 0 || head_size % 2 != 0) {
-    ROPE_THROW(std::invalid_argument,
-               "rope: head_size " + std::to_string(head_size) + " must be even and at least 2");
+    detail::invalid("rope: head_size %zu must be even and at least 2", head_size);
   }
   if (!(base > 0.0) || !std::isfinite(base)) {
-    ROPE_THROW(std::invalid_argument,
-               "rope: base " + std::to_string(base) + " must be a finite number > 0");
+    detail::invalid("rope: base %f must be a finite number > 0", base);
   }
   const long double d = static_cast<long double>(head_size);
   std::vector<double> theta(head_size / 2);
@@ -46,7 +44,7 @@ inline std::vector<double> inverse_frequencies(std::size_t head_size, double bas
 
 /// θ_j as HuggingFace computes it in float32: 1 / base^(2j/d), with 2j/d, the power and the
 /// reciprocal each rounded to float (returned as double, each value a float).
-inline std::vector<double> inverse_frequencies_float32(std::size_t head_size, double base) {
+ROPE_DETAIL_COLD inline std::vector<double> inverse_frequencies_float32(std::size_t head_size, double base) {
   inverse_frequencies(head_size, base);  // the same argument checks
   const float b = static_cast<float>(base), d = static_cast<float>(head_size);
   std::vector<double> theta(head_size / 2);
@@ -57,10 +55,11 @@ inline std::vector<double> inverse_frequencies_float32(std::size_t head_size, do
   return theta;
 }
 
-// ---- scaling schemes
-// ------------------------------------------------------------------------------ Field names are
-// HuggingFace's `rope_scaling` / `rope_parameters` keys, so a config.json maps one to one.
-// docs/scaling.md gives each formula and the matching ggml parameters.
+// ---- scaling schemes ---------------------------------------------------------------------------
+// Field names are HuggingFace's `rope_scaling` / `rope_parameters` keys, so a config.json maps one
+// to one. Each scheme is computed by its own function in detail:: below, beside its formula and
+// the HuggingFace function it follows (transformers' modeling_rope_utils.py keeps one
+// `_compute_<rope_type>_parameters` per key); docs/scaling.md gives the matching ggml parameters.
 
 /// No scaling (HuggingFace rope_type "default").
 struct Unscaled {};
@@ -145,28 +144,38 @@ namespace detail {
 
 inline constexpr double kPi = 3.141592653589793238462643383279502884;
 
-[[noreturn]] inline void bad_scaling(const std::string& what) {
-  ROPE_THROW(std::invalid_argument, "rope: " + what);
-}
-
 inline void require_positive(const char* name, double value) {
   if (!(value > 0.0) || !std::isfinite(value)) {
-    bad_scaling(std::string(name) + " " + std::to_string(value) + " must be a finite number > 0");
+    invalid("rope: %s %f must be a finite number > 0", name, value);
   }
 }
 
 inline void require_factors(const char* name, const std::vector<double>& factors,
                             std::size_t pairs) {
   if (factors.size() != pairs) {
-    bad_scaling(std::string(name) + " has " + std::to_string(factors.size()) +
-                " values but the rotary dimension has " + std::to_string(pairs) + " pairs");
+    invalid("rope: %s has %zu values but the rotary dimension has %zu pairs", name,
+            factors.size(), pairs);
   }
   for (const double f : factors) require_positive(name, f);
 }
 
+// What every scheme starts from: the rotary dimension d, the base, the unscaled θ_j, the
+// sequence length (DynamicNTK, LongRope) and the arithmetic of the unscaled θ.
+struct SchemeInput {
+  std::size_t d;
+  double base;
+  std::vector<double> theta;
+  double sequence_length;
+  Angles angles;
+
+  std::vector<double> theta_for(double b) const {
+    return angles == Angles::exact ? inverse_frequencies(d, b) : inverse_frequencies_float32(d, b);
+  }
+};
+
 // base' = base · s^(d/(d−2)) for the NTK schemes; d = 2 would divide by zero.
 inline double ntk_base(std::size_t d, double base, double s) {
-  if (d <= 2) bad_scaling("NTK scaling needs a rotary dimension > 2, got " + std::to_string(d));
+  if (d <= 2) invalid("rope: NTK scaling needs a rotary dimension > 2, got %zu", d);
   const double dd = static_cast<double>(d);
   return base * std::pow(s, dd / (dd - 2));
 }
@@ -174,6 +183,128 @@ inline double ntk_base(std::size_t d, double base, double s) {
 // HuggingFace's get_mscale: 0.1 · mscale · ln(scale) + 1, and 1 for scale ≤ 1.
 inline double yarn_mscale(double scale, double mscale = 1.0) {
   return scale <= 1.0 ? 1.0 : 0.1 * mscale * std::log(scale) + 1.0;
+}
+
+// "linear" (_compute_linear_scaling_rope_parameters): θ_j / factor.
+ROPE_DETAIL_COLD inline Frequencies linear(const Linear& s, SchemeInput in) {
+  require_positive("Linear::factor", s.factor);
+  for (double& t : in.theta) t /= s.factor;
+  return {std::move(in.theta), 1.0};
+}
+
+// Static NTK-aware scaling: θ_j of base · factor^(d/(d−2)).
+ROPE_DETAIL_COLD inline Frequencies ntk_aware(const NTKAware& s, const SchemeInput& in) {
+  require_positive("NTKAware::factor", s.factor);
+  return {in.theta_for(ntk_base(in.d, in.base, s.factor)), 1.0};
+}
+
+// "dynamic" (_compute_dynamic_ntk_parameters): for L > M,
+// base' = base · (factor·L/M − (factor − 1))^(d/(d−2)).
+ROPE_DETAIL_COLD inline Frequencies dynamic_ntk(const DynamicNTK& s, SchemeInput in) {
+  require_positive("DynamicNTK::factor", s.factor);
+  require_positive("DynamicNTK::max_position_embeddings", s.max_position_embeddings);
+  if (in.sequence_length <= s.max_position_embeddings) return {std::move(in.theta), 1.0};
+  const double stretch =
+      s.factor * in.sequence_length / s.max_position_embeddings - (s.factor - 1);
+  return {in.theta_for(ntk_base(in.d, in.base, stretch)), 1.0};
+}
+
+// "yarn" (_compute_yarn_parameters; Peng et al. 2023, eq. 17-20). The pair index at which a
+// wavelength completes r turns over L0 is cd(r) = d·ln(L0/(2πr)) / (2·ln base); pairs below
+// cd(beta_fast) keep θ, pairs above cd(beta_slow) take θ/factor, a linear ramp between.
+ROPE_DETAIL_COLD inline Frequencies yarn(const Yarn& s, SchemeInput in) {
+  require_positive("Yarn::factor", s.factor);
+  require_positive("Yarn::original_max_position_embeddings", s.original_max_position_embeddings);
+  require_positive("Yarn::beta_fast", s.beta_fast);
+  require_positive("Yarn::beta_slow", s.beta_slow);
+  if (s.beta_fast < s.beta_slow) {
+    invalid("rope: Yarn::beta_fast %f must be >= beta_slow %f", s.beta_fast, s.beta_slow);
+  }
+  const double dd = static_cast<double>(in.d);
+  const auto correction_dim = [&](double r) {
+    return dd * std::log(s.original_max_position_embeddings / (2 * kPi * r)) /
+           (2 * std::log(in.base));
+  };
+  double low = correction_dim(s.beta_fast), high = correction_dim(s.beta_slow);
+  if (s.truncate) {
+    low = std::floor(low);
+    high = std::ceil(high);
+  }
+  low = std::max(low, 0.0);
+  high = std::min(high, dd - 1);
+  if (low == high) high += 0.001;
+  for (std::size_t j = 0; j < in.theta.size(); ++j) {
+    const double ramp = std::clamp((static_cast<double>(j) - low) / (high - low), 0.0, 1.0);
+    in.theta[j] = in.theta[j] / s.factor * ramp + in.theta[j] * (1 - ramp);
+  }
+  double attention = 0;
+  if (s.attention_factor) {
+    attention = *s.attention_factor;
+  } else if (s.mscale && s.mscale_all_dim && *s.mscale != 0 && *s.mscale_all_dim != 0) {
+    attention = yarn_mscale(s.factor, *s.mscale) / yarn_mscale(s.factor, *s.mscale_all_dim);
+  } else {
+    attention = yarn_mscale(s.factor);
+  }
+  require_positive("Yarn attention factor", attention);
+  return {std::move(in.theta), attention};
+}
+
+// "llama3" (_compute_llama3_parameters): wavelengths above L0/low_freq_factor take θ/factor,
+// below L0/high_freq_factor keep θ, smooth = (L0/λ − low)/(high − low) blends between.
+ROPE_DETAIL_COLD inline Frequencies llama3(const Llama3& s, SchemeInput in) {
+  require_positive("Llama3::factor", s.factor);
+  require_positive("Llama3::low_freq_factor", s.low_freq_factor);
+  require_positive("Llama3::original_max_position_embeddings", s.original_max_position_embeddings);
+  if (!(s.high_freq_factor > s.low_freq_factor)) {
+    invalid("rope: Llama3::high_freq_factor %f must be > low_freq_factor %f", s.high_freq_factor,
+            s.low_freq_factor);
+  }
+  const double l0 = s.original_max_position_embeddings;
+  const double low_freq_wavelength = l0 / s.low_freq_factor;
+  const double high_freq_wavelength = l0 / s.high_freq_factor;
+  for (double& t : in.theta) {
+    const double wavelength = 2 * kPi / t;
+    if (wavelength > low_freq_wavelength) {
+      t /= s.factor;
+    } else if (wavelength >= high_freq_wavelength) {
+      const double smooth =
+          (l0 / wavelength - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
+      t = (1 - smooth) * t / s.factor + smooth * t;
+    }
+  }
+  return {std::move(in.theta), 1.0};
+}
+
+// "longrope" (_compute_longrope_parameters): θ_j / ext_j, ext = long_factor past L0 else
+// short_factor; attention factor sqrt(1 + ln(factor)/ln(L0)) unless given.
+ROPE_DETAIL_COLD inline Frequencies long_rope(const LongRope& s, SchemeInput in) {
+  const std::size_t pairs = in.theta.size();
+  require_factors("LongRope::short_factor", s.short_factor, pairs);
+  require_factors("LongRope::long_factor", s.long_factor, pairs);
+  const double l0 = s.original_max_position_embeddings;
+  require_positive("LongRope::original_max_position_embeddings", l0);
+  const double factor = s.factor ? *s.factor : s.max_position_embeddings / l0;
+  require_positive("LongRope::factor", factor);
+  const std::vector<double>& ext = in.sequence_length > l0 ? s.long_factor : s.short_factor;
+  for (std::size_t j = 0; j < pairs; ++j) in.theta[j] /= ext[j];
+  const double attention =
+      s.attention_factor ? *s.attention_factor
+                         : (factor <= 1 ? 1.0 : std::sqrt(1 + std::log(factor) / std::log(l0)));
+  require_positive("LongRope attention factor", attention);
+  return {std::move(in.theta), attention};
+}
+
+// θ_j given by the caller.
+ROPE_DETAIL_COLD inline Frequencies given(const InverseFrequencies& s, const SchemeInput& in) {
+  require_factors("InverseFrequencies::theta", s.theta, in.theta.size());
+  return {s.theta, 1.0};
+}
+
+// ggml's freq_factors: θ_j / factor_j.
+ROPE_DETAIL_COLD inline Frequencies frequency_factors(const FrequencyFactors& s, SchemeInput in) {
+  require_factors("FrequencyFactors::factors", s.factors, in.theta.size());
+  for (std::size_t j = 0; j < in.theta.size(); ++j) in.theta[j] /= s.factors[j];
+  return {std::move(in.theta), 1.0};
 }
 
 }  // namespace detail
@@ -187,127 +318,33 @@ inline double yarn_mscale(double scale, double mscale = 1.0) {
 /// not finite and > 0, a factor list whose length is not d/2, beta_fast < beta_slow,
 /// high_freq_factor ≤ low_freq_factor, a sequence_length that is negative or not finite, a θ_j
 /// so large that m·θ_j overflows below m = 2^53, or an odd or zero d.
-inline Frequencies frequencies(std::size_t d, double base, const Scaling& scaling,
+ROPE_DETAIL_COLD inline Frequencies frequencies(std::size_t d, double base, const Scaling& scaling,
                                double sequence_length = 0, Angles angles = Angles::exact) {
-  const auto base_theta = [angles](std::size_t dim, double b) {
-    return angles == Angles::exact ? inverse_frequencies(dim, b)
-                                   : inverse_frequencies_float32(dim, b);
-  };
-  std::vector<double> theta = base_theta(d, base);
+  detail::SchemeInput in{d, base, {}, sequence_length, angles};
+  in.theta = in.theta_for(base);
   if (!(sequence_length >= 0.0) || !std::isfinite(sequence_length)) {
-    detail::bad_scaling("sequence_length " + std::to_string(sequence_length) +
-                        " must be a finite number >= 0");
+    detail::invalid("rope: sequence_length %f must be a finite number >= 0", sequence_length);
   }
-  const std::size_t pairs = theta.size();
-  const double dd = static_cast<double>(d);
-  Frequencies result = std::visit(
-      [&](const auto& s) -> Frequencies {
-        using S = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<S, Unscaled>) {
-          return {theta, 1.0};
-        } else if constexpr (std::is_same_v<S, Linear>) {
-          detail::require_positive("Linear::factor", s.factor);
-          for (double& t : theta) t /= s.factor;
-          return {theta, 1.0};
-        } else if constexpr (std::is_same_v<S, NTKAware>) {
-          detail::require_positive("NTKAware::factor", s.factor);
-          return {base_theta(d, detail::ntk_base(d, base, s.factor)), 1.0};
-        } else if constexpr (std::is_same_v<S, DynamicNTK>) {
-          detail::require_positive("DynamicNTK::factor", s.factor);
-          detail::require_positive("DynamicNTK::max_position_embeddings",
-                                   s.max_position_embeddings);
-          if (sequence_length <= s.max_position_embeddings) return {theta, 1.0};
-          const double stretch =
-              s.factor * sequence_length / s.max_position_embeddings - (s.factor - 1);
-          return {base_theta(d, detail::ntk_base(d, base, stretch)), 1.0};
-        } else if constexpr (std::is_same_v<S, Yarn>) {
-          detail::require_positive("Yarn::factor", s.factor);
-          detail::require_positive("Yarn::original_max_position_embeddings",
-                                   s.original_max_position_embeddings);
-          detail::require_positive("Yarn::beta_fast", s.beta_fast);
-          detail::require_positive("Yarn::beta_slow", s.beta_slow);
-          if (s.beta_fast < s.beta_slow) {
-            detail::bad_scaling("Yarn::beta_fast " + std::to_string(s.beta_fast) +
-                                " must be >= beta_slow " + std::to_string(s.beta_slow));
-          }
-          // The pair index at which a wavelength completes r turns over L0:
-          // cd(r) = d·ln(L0/(2πr)) / (2·ln base).
-          const auto correction_dim = [&](double r) {
-            return dd * std::log(s.original_max_position_embeddings / (2 * detail::kPi * r)) /
-                   (2 * std::log(base));
-          };
-          double low = correction_dim(s.beta_fast), high = correction_dim(s.beta_slow);
-          if (s.truncate) {
-            low = std::floor(low);
-            high = std::ceil(high);
-          }
-          low = std::max(low, 0.0);
-          high = std::min(high, dd - 1);
-          if (low == high) high += 0.001;
-          for (std::size_t j = 0; j < pairs; ++j) {
-            const double ramp = std::clamp((double(j) - low) / (high - low), 0.0, 1.0);
-            theta[j] = theta[j] / s.factor * ramp + theta[j] * (1 - ramp);
-          }
-          double attention = 0;
-          if (s.attention_factor) {
-            attention = *s.attention_factor;
-          } else if (s.mscale && s.mscale_all_dim && *s.mscale != 0 && *s.mscale_all_dim != 0) {
-            attention = detail::yarn_mscale(s.factor, *s.mscale) /
-                        detail::yarn_mscale(s.factor, *s.mscale_all_dim);
-          } else {
-            attention = detail::yarn_mscale(s.factor);
-          }
-          detail::require_positive("Yarn attention factor", attention);
-          return {theta, attention};
-        } else if constexpr (std::is_same_v<S, Llama3>) {
-          detail::require_positive("Llama3::factor", s.factor);
-          detail::require_positive("Llama3::low_freq_factor", s.low_freq_factor);
-          detail::require_positive("Llama3::original_max_position_embeddings",
-                                   s.original_max_position_embeddings);
-          if (!(s.high_freq_factor > s.low_freq_factor)) {
-            detail::bad_scaling("Llama3::high_freq_factor " + std::to_string(s.high_freq_factor) +
-                                " must be > low_freq_factor " + std::to_string(s.low_freq_factor));
-          }
-          const double l0 = s.original_max_position_embeddings;
-          const double low_freq_wavelength = l0 / s.low_freq_factor;
-          const double high_freq_wavelength = l0 / s.high_freq_factor;
-          for (double& t : theta) {
-            const double wavelength = 2 * detail::kPi / t;
-            if (wavelength > low_freq_wavelength) {
-              t /= s.factor;
-            } else if (wavelength >= high_freq_wavelength) {
-              const double smooth =
-                  (l0 / wavelength - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
-              t = (1 - smooth) * t / s.factor + smooth * t;
-            }
-          }
-          return {theta, 1.0};
-        } else if constexpr (std::is_same_v<S, LongRope>) {
-          detail::require_factors("LongRope::short_factor", s.short_factor, pairs);
-          detail::require_factors("LongRope::long_factor", s.long_factor, pairs);
-          const double l0 = s.original_max_position_embeddings;
-          detail::require_positive("LongRope::original_max_position_embeddings", l0);
-          const double factor = s.factor ? *s.factor : s.max_position_embeddings / l0;
-          detail::require_positive("LongRope::factor", factor);
-          const auto& ext = sequence_length > l0 ? s.long_factor : s.short_factor;
-          for (std::size_t j = 0; j < pairs; ++j) theta[j] /= ext[j];
-          const double attention =
-              s.attention_factor
-                  ? *s.attention_factor
-                  : (factor <= 1 ? 1.0 : std::sqrt(1 + std::log(factor) / std::log(l0)));
-          detail::require_positive("LongRope attention factor", attention);
-          return {theta, attention};
-        } else if constexpr (std::is_same_v<S, InverseFrequencies>) {
-          detail::require_factors("InverseFrequencies::theta", s.theta, pairs);
-          return {s.theta, 1.0};
-        } else {
-          static_assert(std::is_same_v<S, FrequencyFactors>);
-          detail::require_factors("FrequencyFactors::factors", s.factors, pairs);
-          for (std::size_t j = 0; j < pairs; ++j) theta[j] /= s.factors[j];
-          return {theta, 1.0};
-        }
-      },
-      scaling);
+  Frequencies result;
+  if (const auto* s = std::get_if<Linear>(&scaling)) {
+    result = detail::linear(*s, std::move(in));
+  } else if (const auto* ntk = std::get_if<NTKAware>(&scaling)) {
+    result = detail::ntk_aware(*ntk, in);
+  } else if (const auto* dynamic = std::get_if<DynamicNTK>(&scaling)) {
+    result = detail::dynamic_ntk(*dynamic, std::move(in));
+  } else if (const auto* y = std::get_if<Yarn>(&scaling)) {
+    result = detail::yarn(*y, std::move(in));
+  } else if (const auto* l3 = std::get_if<Llama3>(&scaling)) {
+    result = detail::llama3(*l3, std::move(in));
+  } else if (const auto* lr = std::get_if<LongRope>(&scaling)) {
+    result = detail::long_rope(*lr, std::move(in));
+  } else if (const auto* theta = std::get_if<InverseFrequencies>(&scaling)) {
+    result = detail::given(*theta, in);
+  } else if (const auto* ff = std::get_if<FrequencyFactors>(&scaling)) {
+    result = detail::frequency_factors(*ff, std::move(in));
+  } else {  // Unscaled
+    result = {std::move(in.theta), 1.0};
+  }
   if (angles == Angles::pytorch_float32) {  // a scheme's θ_j as float32 tensors hold them
     for (double& t : result.theta) t = static_cast<double>(static_cast<float>(t));
     result.attention_factor = static_cast<double>(static_cast<float>(result.attention_factor));
@@ -315,8 +352,9 @@ inline Frequencies frequencies(std::size_t d, double base, const Scaling& scalin
   // Every angle m·θ_j, m < 2^53, must be a finite double (only a caller's θ can be this large).
   for (std::size_t j = 0; j < result.theta.size(); ++j) {
     if (!std::isfinite(result.theta[j] * 9007199254740991.0)) {
-      detail::bad_scaling("theta_" + std::to_string(j) + " " + detail::number(result.theta[j]) +
-                          " is too large: the angle at position 2^53 - 1 would overflow");
+      detail::invalid("rope: theta_%zu %s is too large: the angle at position 2^53 - 1 would "
+                      "overflow",
+                      j, detail::number(result.theta[j]).c_str());
     }
   }
   return result;

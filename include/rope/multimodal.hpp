@@ -85,7 +85,7 @@ class MultimodalPositions {
   /// [tokens][3] coordinates.
   const std::vector<std::int64_t>& data() const noexcept { return data_; }
   /// The coordinates as the multi-axis entry points of Rotary take them.
-  AxisPositions positions() const noexcept { return AxisPositions::token_major(data_.data(), 3); }
+  Positions positions() const noexcept { return Positions::token_major(data_.data(), 3); }
 
  private:
   // Positions must stay below 2^53 (the limit of every entry point).

@@ -11,6 +11,7 @@
 #include <Eigen/Core>
 
 #include <rope/config.hpp>
+#include <rope/detail/row_format.hpp>
 #include <rope/layout.hpp>
 
 namespace rope {
@@ -18,7 +19,7 @@ namespace rope {
 /// cos(m·θ_j) and sin(m·θ_j) for the positions m in [0, positions), stored as T.
 ///
 /// Row m holds head_size values laid out so that the kernel of each layout streams through it
-/// once, in the order it reads the head:
+/// once, in the order it reads the head (detail/row_format.hpp):
 ///
 ///     interleaved  [c0 s0 c1 s1 ... ]          = e^{i·m·θ_j} as complex numbers
 ///     half_split   [c0 c1 ... | s0 s1 ... ]    cos half, then sin half
@@ -35,26 +36,25 @@ class Table {
   ///
   /// Throws std::invalid_argument if positions is 0, theta is empty, |scale| is not a finite
   /// value of T, or the table would hold more than max_size() elements.
-  Table(Layout layout, const std::vector<double>& theta, std::size_t positions, double scale = 1.0,
-        Angles angles = Angles::exact)
+  ROPE_DETAIL_COLD Table(Layout layout, const std::vector<double>& theta, std::size_t positions,
+                         double scale = 1.0, Angles angles = Angles::exact)
       : layout_(layout), head_size_(2 * theta.size()), positions_(positions) {
     if (positions == 0) {
-      ROPE_THROW(std::invalid_argument, "rope: the table needs at least 1 position, got 0");
+      detail::invalid("rope: the table needs at least 1 position, got 0");
     }
     if (theta.empty()) {
-      ROPE_THROW(std::invalid_argument, "rope: the table needs at least one frequency, got 0");
+      detail::invalid("rope: the table needs at least one frequency, got 0");
     }
     if (!(std::abs(scale) <= static_cast<double>(std::numeric_limits<T>::max()))) {
-      ROPE_THROW(std::invalid_argument,
-                 "rope: the attention factor " + detail::number(scale) +
-                     " is not a finite value of the table's type (largest " +
-                     detail::number(static_cast<double>(std::numeric_limits<T>::max())) + ")");
+      detail::invalid("rope: the attention factor %s is not a finite value of the table's type "
+                      "(largest %s)",
+                      detail::number(scale).c_str(),
+                      detail::number(static_cast<double>(std::numeric_limits<T>::max())).c_str());
     }
     if (positions > max_size() / head_size_) {
-      ROPE_THROW(std::invalid_argument, "rope: a table of " + std::to_string(positions) +
-                                            " positions x " + std::to_string(head_size_) +
-                                            " entries exceeds the limit of " +
-                                            std::to_string(max_size()) + " elements");
+      detail::invalid("rope: a table of %zu positions x %zu entries exceeds the limit of %zu "
+                      "elements",
+                      positions, head_size_, max_size());
     }
     data_.resize(positions * head_size_);
     for (std::size_t m = 0; m < positions; ++m) {
@@ -90,13 +90,7 @@ class Table {
         c = static_cast<T>(static_cast<float>(std::cos(static_cast<double>(angle))) * a);
         s = static_cast<T>(static_cast<float>(std::sin(static_cast<double>(angle))) * a);
       }
-      if (layout == Layout::interleaved) {
-        row[2 * j] = c;
-        row[2 * j + 1] = s;
-      } else {
-        row[j] = c;
-        row[half + j] = s;
-      }
+      detail::put_pair(layout, half, j, c, s, row);
     }
   }
 
@@ -114,11 +108,11 @@ class Table {
 
   /// cos(position·θ_pair). Precondition: position < positions(), pair < head_size()/2.
   T cos(std::size_t position, std::size_t pair) const noexcept {
-    return row(position)[layout_ == Layout::interleaved ? 2 * pair : pair];
+    return row(position)[detail::cos_index(layout_, head_size_ / 2, pair)];
   }
   /// sin(position·θ_pair). Precondition: position < positions(), pair < head_size()/2.
   T sin(std::size_t position, std::size_t pair) const noexcept {
-    return row(position)[layout_ == Layout::interleaved ? 2 * pair + 1 : head_size_ / 2 + pair];
+    return row(position)[detail::sin_index(layout_, head_size_ / 2, pair)];
   }
 
  private:

@@ -1,32 +1,46 @@
-// A strided [tokens][heads][head_size] view of caller memory.
+// A strided [batch][tokens][heads][head_size] view of caller memory.
 #pragma once
+
+#include <rope/config.hpp>
 
 #include <cstddef>
 #include <type_traits>
 
 namespace rope {
 
-/// The head vectors of `tokens` tokens × `heads` heads in caller memory; no ownership.
+/// The head vectors of `batches` sequences of `tokens` tokens × `heads` heads in caller memory;
+/// no ownership.
 ///
-/// Head (t, h) starts at data + t·token_stride + h·head_stride (strides in elements) and its
-/// head_size coordinates are contiguous. With strides, one View covers common tensor layouts
-/// without a copy (d = head_size):
+/// Head (b, t, h) starts at data + b·batch_stride + t·token_stride + h·head_stride (strides in
+/// elements) and its head_size coordinates are contiguous. With strides, one View covers the
+/// common tensor layouts without a copy (d = head_size):
 ///
-///     [tokens, heads, d]            token_stride = heads·d,       head_stride = d
-///     [heads, tokens, d]            token_stride = d,             head_stride = tokens·d
+///     [tokens, heads, d]        contiguous(data, tokens, heads, d)
+///     [heads, tokens, d]        View(data, tokens, heads, d, tokens·d)
 ///     q in a fused [tokens, (hq + 2·hk)·d] QKV buffer:
-///                                   token_stride = (hq + 2·hk)·d, head_stride = d
+///                               View(data, tokens, hq, (hq + 2·hk)·d, d)
+///     [batch, seq, heads, d]    batch_seq_heads(data, batch, seq, heads, d)
+///     [batch, heads, seq, d]    batch_heads_seq(data, batch, heads, seq, d)  (HuggingFace's)
 ///
-/// A [batch, seq, heads, d] tensor is one View of batch·seq tokens; a [batch, heads, seq, d]
-/// tensor is one View per batch element. View<T> converts to View<const T>.
+/// A call counts the tokens of all sequences one after the other: token t is token t mod
+/// tokens() of sequence t / tokens(), and the call takes rows() = batches() · tokens() positions.
+/// View<T> converts to View<const T>.
 template <class T>
 class View {
  public:
+  /// One sequence: head (t, h) at data + t·token_stride + h·head_stride.
   View(T* data, std::size_t tokens, std::size_t heads, std::size_t token_stride,
        std::size_t head_stride) noexcept
+      : View(data, 1, tokens, heads, 0, token_stride, head_stride) {}
+
+  /// `batches` sequences, sequence b starting at data + b·batch_stride.
+  View(T* data, std::size_t batches, std::size_t tokens, std::size_t heads,
+       std::size_t batch_stride, std::size_t token_stride, std::size_t head_stride) noexcept
       : data_(data),
+        batches_(batches),
         tokens_(tokens),
         heads_(heads),
+        batch_stride_(batch_stride),
         token_stride_(token_stride),
         head_stride_(head_stride) {}
 
@@ -35,28 +49,50 @@ class View {
                          std::size_t head_size) noexcept {
     return View(data, tokens, heads, heads * head_size, head_size);
   }
+  /// A densely packed [batch][seq][heads][head_size] tensor.
+  static View batch_seq_heads(T* data, std::size_t batch, std::size_t seq, std::size_t heads,
+                              std::size_t head_size) noexcept {
+    return View(data, batch, seq, heads, seq * heads * head_size, heads * head_size, head_size);
+  }
+  /// A densely packed [batch][heads][seq][head_size] tensor (HuggingFace's query_states).
+  static View batch_heads_seq(T* data, std::size_t batch, std::size_t heads, std::size_t seq,
+                              std::size_t head_size) noexcept {
+    return View(data, batch, seq, heads, heads * seq * head_size, head_size, seq * head_size);
+  }
 
   /// View<float> → View<const float>.
   template <class U, std::enable_if_t<std::is_same_v<const U, T> && !std::is_same_v<U, T>, int> = 0>
   View(const View<U>& other) noexcept  // NOLINT(google-explicit-constructor)
-      : View(other.data(), other.tokens(), other.heads(), other.token_stride(),
-             other.head_stride()) {}
+      : View(other.data(), other.batches(), other.tokens(), other.heads(), other.batch_stride(),
+             other.token_stride(), other.head_stride()) {}
 
   T* data() const noexcept { return data_; }
+  std::size_t batches() const noexcept { return batches_; }
+  /// Tokens of one sequence.
   std::size_t tokens() const noexcept { return tokens_; }
   std::size_t heads() const noexcept { return heads_; }
+  /// Tokens of all sequences: the positions a call takes.
+  std::size_t rows() const noexcept { return batches_ * tokens_; }
+  std::size_t batch_stride() const noexcept { return batch_stride_; }
   std::size_t token_stride() const noexcept { return token_stride_; }
   std::size_t head_stride() const noexcept { return head_stride_; }
 
-  /// The first coordinate of head (token, head). Unchecked.
-  T* head(std::size_t token, std::size_t head) const noexcept {
-    return data_ + token * token_stride_ + head * head_stride_;
+  /// The first coordinate of head `head` of token `token` of sequence `batch`. Unchecked.
+  T* head(std::size_t batch, std::size_t token, std::size_t head) const noexcept {
+    return data_ + batch * batch_stride_ + token * token_stride_ + head * head_stride_;
+  }
+  /// The first coordinate of head `head` of token `row` counted over the batch. Unchecked.
+  T* head(std::size_t row, std::size_t head) const noexcept {
+    if (batches_ == 1) return data_ + row * token_stride_ + head * head_stride_;
+    return this->head(row / tokens_, row % tokens_, head);
   }
 
  private:
   T* data_;
+  std::size_t batches_;
   std::size_t tokens_;
   std::size_t heads_;
+  std::size_t batch_stride_;
   std::size_t token_stride_;
   std::size_t head_stride_;
 };

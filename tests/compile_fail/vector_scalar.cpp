@@ -4,5 +4,5 @@
 int main() {
   const rope::Rotary<float, 8> rot;
   Eigen::VectorXd v = Eigen::VectorXd::Zero(8);
-  rot.apply(v, 0);
+  (void)rot.rotated(v, 0);
 }

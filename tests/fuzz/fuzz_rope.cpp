@@ -375,8 +375,8 @@ void run(Bytes& in, bool multi_axis) {
   const auto axis_positions = [&] {
     const std::size_t n = coordinates.axes;
     const std::size_t axis_stride = axis_major ? tokens : 1, token_stride = axis_major ? 1 : n;
-    return use_int32 ? rope::AxisPositions(narrow.data(), n, axis_stride, token_stride)
-                     : rope::AxisPositions(wide.data(), n, axis_stride, token_stride);
+    return use_int32 ? rope::Positions(narrow.data(), n, axis_stride, token_stride)
+                     : rope::Positions(wide.data(), n, axis_stride, token_stride);
   };
   const Shape a = shape(in, tokens, heads, d);
   const std::uint8_t mode = in.u8() % 4;  // 0 in place, 1 out of place, 2 dst in src's buffer, 3 qk
@@ -434,13 +434,13 @@ void run(Bytes& in, bool multi_axis) {
   const std::vector<T>& src_copy = buffer_before;  // src as it was, when dst shares its buffer
   try {
     if (mode == 3 && multi_axis) {
-      rot.apply_qk(x, y, axis_positions(), range, direction, execution);
+      rot.apply_qk(x, y, axis_positions(), {direction, range, execution});
     } else if (mode == 3) {
-      rot.apply_qk(x, y, positions.data(), range, direction, execution);
+      rot.apply_qk(x, y, positions.data(), {direction, range, execution});
     } else if (multi_axis) {
-      rot.apply(rope::View<const T>(x), y, axis_positions(), range, direction, execution);
+      rot.apply(rope::View<const T>(x), y, axis_positions(), {direction, range, execution});
     } else {
-      rot.apply(rope::View<const T>(x), y, positions.data(), range, direction, execution);
+      rot.apply(rope::View<const T>(x), y, positions.data(), {direction, range, execution});
     }
   } catch (const std::invalid_argument& e) {
     threw = true;
@@ -499,9 +499,9 @@ void run(Bytes& in, bool multi_axis) {
   std::vector<T> round_trip(buffer.size());
   const rope::View<T> z(round_trip.data() + a.offset, tokens, heads, a.token_stride, a.head_stride);
   if (multi_axis) {
-    rot.apply(rope::View<const T>(y), z, axis_positions(), all, back);
+    rot.apply(rope::View<const T>(y), z, axis_positions(), {back, all});
   } else {
-    rot.apply(rope::View<const T>(y), z, positions.data(), all, back);
+    rot.apply(rope::View<const T>(y), z, positions.data(), {back, all});
   }
   const double f = rot.attention_factor();
   const std::size_t r = rot.rotary_dim(), offset = rot.rotary_offset();

@@ -1,11 +1,12 @@
 // Argument checks of the public entry points. Each costs O(tokens) at most and runs before any
 // element is written, so a call that throws leaves the caller's buffers untouched.
+//
+// The checks see a view through its Geometry (addresses in bytes), not its element type, so a
+// program compiles them once whatever types it rotates.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <stdexcept>
-#include <string>
 
 #include <rope/config.hpp>
 #include <rope/execution.hpp>
@@ -14,92 +15,122 @@
 
 namespace rope::detail {
 
-inline std::string str(std::size_t n) { return std::to_string(n); }
+// A view's shape with its strides in bytes.
+struct Geometry {
+  std::uintptr_t data;
+  std::size_t batches, tokens, heads;
+  std::size_t batch_stride, token_stride, head_stride;  // bytes
+  std::size_t element;                                  // bytes per element
+
+  template <class T>
+  Geometry(const View<T>& view) noexcept  // NOLINT(google-explicit-constructor)
+      : data(reinterpret_cast<std::uintptr_t>(view.data())),
+        batches(view.batches()),
+        tokens(view.tokens()),
+        heads(view.heads()),
+        batch_stride(view.batch_stride() * sizeof(T)),
+        token_stride(view.token_stride() * sizeof(T)),
+        head_stride(view.head_stride() * sizeof(T)),
+        element(sizeof(T)) {}
+
+  std::size_t rows() const noexcept { return batches * tokens; }
+  // Strides in elements, as the messages name them.
+  std::size_t elements(std::size_t bytes) const noexcept { return bytes / element; }
+  // Bytes from a sequence's first byte to one past its highest head.
+  std::size_t span(std::size_t head_size) const noexcept {
+    return (tokens - 1) * token_stride + (heads - 1) * head_stride + head_size * element;
+  }
+  // One sequence as a geometry of its own.
+  Geometry sequence(std::size_t batch) const noexcept {
+    Geometry g = *this;
+    g.data += batch * batch_stride;
+    g.batches = 1;
+    return g;
+  }
+};
 
 // Whether a view's heads are laid out head after head within a token (the smaller stride is the
 // head stride): then addresses grow with h first, then with t.
-template <class T>
-bool heads_inner(const View<T>& view) {
-  return view.tokens() <= 1 || (view.heads() > 1 && view.head_stride() <= view.token_stride());
+inline bool heads_inner(const Geometry& view) {
+  return view.tokens <= 1 || (view.heads > 1 && view.head_stride <= view.token_stride);
 }
 
 // Rows of `head_size` elements at data + t·token_stride + h·head_stride must not overlap: along
 // the axis with the smaller stride a row must fit in its stride, and along the other axis the
-// whole run of the first axis must fit.
-template <class T>
-void check_view(const char* name, const View<T>& view, std::size_t head_size) {
-  if (view.tokens() == 0 || view.heads() == 0) return;  // no heads: nothing is read or written
-  if (view.data() == nullptr) {
-    ROPE_THROW(std::invalid_argument, std::string("rope: ") + name + " is a null pointer");
-  }
-  const bool many_tokens = view.tokens() > 1, many_heads = view.heads() > 1;
-  const bool heads_inner = detail::heads_inner(view);
-  const char* inner_name = heads_inner ? "head_stride" : "token_stride";
-  const std::size_t inner = heads_inner ? view.head_stride() : view.token_stride();
-  const std::size_t inner_count = heads_inner ? view.heads() : view.tokens();
-  const std::size_t outer = heads_inner ? view.token_stride() : view.head_stride();
-  if ((heads_inner ? many_heads : many_tokens) && inner < head_size) {
-    ROPE_THROW(std::invalid_argument, std::string("rope: ") + name + " " + inner_name + " " +
-                                          str(inner) + " is smaller than the head size " +
-                                          str(head_size) + ": heads would overlap");
+// whole run of the first axis must fit. Sequences follow one another: batch_stride at least the
+// span of one sequence.
+inline void check_view(const char* name, const Geometry& view, std::size_t head_size) {
+  if (view.rows() == 0 || view.heads == 0) return;  // no heads: nothing is read or written
+  if (view.data == 0) invalid("rope: %s is a null pointer", name);
+  const bool many_tokens = view.tokens > 1, many_heads = view.heads > 1;
+  const bool inner_heads = heads_inner(view);
+  const char* inner_name = inner_heads ? "head_stride" : "token_stride";
+  const std::size_t inner = view.elements(inner_heads ? view.head_stride : view.token_stride);
+  const std::size_t inner_count = inner_heads ? view.heads : view.tokens;
+  const std::size_t outer = view.elements(inner_heads ? view.token_stride : view.head_stride);
+  if ((inner_heads ? many_heads : many_tokens) && inner < head_size) {
+    invalid("rope: %s %s %zu is smaller than the head size %zu: heads would overlap", name,
+            inner_name, inner, head_size);
   }
   if (many_tokens && many_heads && outer < inner_count * inner) {
-    ROPE_THROW(std::invalid_argument,
-               std::string("rope: ") + name + " " + (heads_inner ? "token_stride" : "head_stride") +
-                   " " + str(outer) + " is smaller than " + str(inner_count) + " x " + inner_name +
-                   " " + str(inner) + " = " + str(inner_count * inner) + ": heads would overlap");
+    invalid("rope: %s %s %zu is smaller than %zu x %s %zu = %zu: heads would overlap", name,
+            inner_heads ? "token_stride" : "head_stride", outer, inner_count, inner_name, inner,
+            inner_count * inner);
+  }
+  if (view.batches > 1 && view.batch_stride < view.span(head_size)) {
+    invalid("rope: %s batch_stride %zu is smaller than the span of one sequence, %zu elements: "
+            "sequences would overlap",
+            name, view.elements(view.batch_stride), view.elements(view.span(head_size)));
   }
 }
 
 inline void check_head_size(std::size_t head_size) {
   if (head_size == 0 || head_size % 2 != 0) {
-    ROPE_THROW(std::invalid_argument,
-               "rope: head_size " + str(head_size) + " must be even and at least 2");
+    invalid("rope: head_size %zu must be even and at least 2", head_size);
   }
 }
 
 // The head size must be even, and the rotated slice [offset, offset + rotary_dim) even and inside
 // the head; rotary_dim 0 means the whole head. Returns the rotary_dim.
-inline std::size_t checked_rotary_dim(std::size_t head_size, std::size_t rotary_dim,
+ROPE_DETAIL_COLD inline std::size_t checked_rotary_dim(std::size_t head_size, std::size_t rotary_dim,
                                       std::size_t offset) {
   check_head_size(head_size);
   const std::size_t dim = rotary_dim == 0 ? head_size : rotary_dim;
-  if (dim % 2 != 0) {
-    ROPE_THROW(std::invalid_argument, "rope: rotary_dim " + str(dim) + " must be even");
-  }
+  if (dim % 2 != 0) invalid("rope: rotary_dim %zu must be even", dim);
   if (offset > head_size || dim > head_size - offset) {
-    ROPE_THROW(std::invalid_argument, "rope: rotary_offset " + str(offset) + " + rotary_dim " +
-                                          str(dim) + " exceeds the head size " + str(head_size));
+    invalid("rope: rotary_offset %zu + rotary_dim %zu exceeds the head size %zu", offset, dim,
+            head_size);
   }
   return dim;
 }
 
-template <class T>
-void check_same_shape(const View<const T>& src, const View<T>& dst) {
-  if (src.tokens() != dst.tokens() || src.heads() != dst.heads()) {
-    ROPE_THROW(std::invalid_argument, "rope: src is " + str(src.tokens()) + " tokens x " +
-                                          str(src.heads()) + " heads but dst is " +
-                                          str(dst.tokens()) + " tokens x " + str(dst.heads()) +
-                                          " heads");
+inline void check_same_shape(const char* a_name, const Geometry& a, const char* b_name,
+                             const Geometry& b) {
+  if (a.batches == b.batches && a.tokens == b.tokens && a.heads == b.heads) return;
+  if (a.batches == 1 && b.batches == 1) {
+    invalid("rope: %s is %zu tokens x %zu heads but %s is %zu tokens x %zu heads", a_name,
+            a.tokens, a.heads, b_name, b.tokens, b.heads);
   }
+  invalid("rope: %s is %zu sequences x %zu tokens x %zu heads but %s is %zu sequences x %zu "
+          "tokens x %zu heads",
+          a_name, a.batches, a.tokens, a.heads, b_name, b.batches, b.tokens, b.heads);
 }
 
-// The heads of a view that passed check_view, as byte addresses: head (t, h) covers
-// [start + t·token + h·head, + length). Walked in address order (index i = the i-th lowest head),
-// they are disjoint intervals.
+// The heads of one sequence of a view that passed check_view, as byte addresses: head (t, h)
+// covers [start + t·token + h·head, + length). Walked in address order (index i = the i-th
+// lowest head), they are disjoint intervals.
 struct HeadIntervals {
   std::int64_t start, token, head, length;
   std::size_t tokens, heads;
   bool heads_inner;
 
-  template <class T>
-  HeadIntervals(const View<T>& view, std::size_t head_size)
-      : start(static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(view.data()))),
-        token(static_cast<std::int64_t>(view.token_stride() * sizeof(T))),
-        head(static_cast<std::int64_t>(view.head_stride() * sizeof(T))),
-        length(static_cast<std::int64_t>(head_size * sizeof(T))),
-        tokens(view.tokens()),
-        heads(view.heads()),
+  HeadIntervals(const Geometry& view, std::size_t head_size)
+      : start(static_cast<std::int64_t>(view.data)),
+        token(static_cast<std::int64_t>(view.token_stride)),
+        head(static_cast<std::int64_t>(view.head_stride)),
+        length(static_cast<std::int64_t>(head_size * view.element)),
+        tokens(view.tokens),
+        heads(view.heads),
         heads_inner(detail::heads_inner(view)) {}
 
   std::size_t count() const { return tokens * heads; }
@@ -177,27 +208,43 @@ inline bool overlapping_heads(const HeadIntervals& a, const HeadIntervals& b, bo
   return false;
 }
 
-// Each head of src must share no byte with dst but for the same (token, head) of dst at the
-// same address (in place); q and k must share no byte at all.
-template <class T, class U>
-void check_disjoint(const char* a_name, const View<T>& a, const char* b_name, const View<U>& b,
-                    std::size_t head_size, bool in_place_allowed) {
-  const bool same_heads =
-      static_cast<const void*>(a.data()) == static_cast<const void*>(b.data()) &&
-      (a.tokens() <= 1 || a.token_stride() == b.token_stride()) &&
-      (a.heads() <= 1 || a.head_stride() == b.head_stride());
+// Each head of a must share no byte with b but for the same (token, head) of b at the same
+// address (in place, with in_place_allowed); q and k must share no byte at all. Views of several
+// sequences are checked sequence against sequence where their extents meet (token indices in the
+// message are counted over the batch).
+inline void check_disjoint(const char* a_name, const Geometry& a, const char* b_name,
+                           const Geometry& b, std::size_t head_size, bool in_place_allowed) {
+  const bool same_heads = a.data == b.data &&
+                          (a.batches <= 1 || a.batch_stride == b.batch_stride) &&
+                          (a.tokens <= 1 || a.token_stride == b.token_stride) &&
+                          (a.heads <= 1 || a.head_stride == b.head_stride);
   if (same_heads && in_place_allowed) return;  // in place: O(1)
-  std::size_t at[2], bt[2];
-  if (!overlapping_heads(HeadIntervals(a, head_size), HeadIntervals(b, head_size), in_place_allowed,
-                         at, bt)) {
-    return;
+  if (a.rows() == 0 || a.heads == 0 || b.rows() == 0 || b.heads == 0) return;
+  const auto first = [](const Geometry& v, std::size_t batch) {
+    return v.data + batch * v.batch_stride;
+  };
+  const auto meet = [&](std::size_t i, std::size_t i_last, std::size_t j, std::size_t j_last) {
+    return first(a, i) < first(b, j_last) + b.span(head_size) &&
+           first(b, j) < first(a, i_last) + a.span(head_size);
+  };
+  if (!meet(0, a.batches - 1, 0, b.batches - 1)) return;  // far apart: O(1)
+  for (std::size_t i = 0; i < a.batches; ++i) {
+    for (std::size_t j = 0; j < b.batches; ++j) {
+      if (!meet(i, i, j, j)) continue;
+      std::size_t at[2], bt[2];
+      if (!overlapping_heads(HeadIntervals(a.sequence(i), head_size),
+                             HeadIntervals(b.sequence(j), head_size), in_place_allowed && i == j,
+                             at, bt)) {
+        continue;
+      }
+      invalid("rope: %s head (token %zu, head %zu) overlaps %s head (token %zu, head %zu): %s and "
+              "%s %s",
+              a_name, i * a.tokens + at[0], at[1], b_name, j * b.tokens + bt[0], bt[1], a_name,
+              b_name,
+              in_place_allowed ? "must be the same heads (in place) or disjoint"
+                               : "must be disjoint");
+    }
   }
-  ROPE_THROW(std::invalid_argument,
-             std::string("rope: ") + a_name + " head (token " + str(at[0]) + ", head " +
-                 str(at[1]) + ") overlaps " + b_name + " head (token " + str(bt[0]) + ", head " +
-                 str(bt[1]) + "): " + a_name + " and " + b_name +
-                 (in_place_allowed ? " must be the same heads (in place) or disjoint"
-                                   : " must be disjoint"));
 }
 
 /// The largest position: angles m·θ_j are computed in double, exact for integers up to 2^53.
@@ -205,49 +252,45 @@ inline constexpr std::int64_t kMaxPosition = (std::int64_t{1} << 53) - 1;
 
 inline void check_position(std::int64_t position, std::size_t token) {
   if (position < 0 || position > kMaxPosition) {
-    ROPE_THROW(std::out_of_range,
-               "rope: position " + std::to_string(position) + " of token " + str(token) +
-                   " is outside [0, 2^53 - 1 = " + std::to_string(kMaxPosition) + "]");
+    out_of_range("rope: position %lld of token %zu is outside [0, 2^53 - 1 = %lld]",
+                 static_cast<long long>(position), token, static_cast<long long>(kMaxPosition));
   }
 }
 
 // A shift by delta rotates by |delta| positions, forward or inverse.
 inline void check_shift(std::int64_t delta) {
   if (delta < -kMaxPosition || delta > kMaxPosition) {
-    ROPE_THROW(std::out_of_range, "rope: shift delta " + std::to_string(delta) +
-                                      " is outside [-(2^53 - 1), 2^53 - 1]");
+    out_of_range("rope: shift delta %lld is outside [-(2^53 - 1), 2^53 - 1]",
+                 static_cast<long long>(delta));
   }
 }
 
-// Checks the positions of tokens [range.first, range.last); an empty range reads none.
-inline void check_positions(const Positions& positions, TokenRange range) {
-  if (positions.is_null() && range.first < range.last) {
-    ROPE_THROW(std::invalid_argument, "rope: positions is a null pointer");
-  }
-  positions.visit([&](auto position_of) {
-    for (std::size_t t = range.first; t < range.last; ++t) check_position(position_of(t), t);
-  });
-}
-
-// Multi-axis positions: as many axes as the Rotary has, each coordinate in [0, 2^53 − 1].
-inline void check_axis_positions(const AxisPositions& positions, TokenRange range,
-                                 std::size_t axes) {
+// Checks the positions of tokens [range.first, range.last) of a call whose sequences have
+// `sequence` tokens, for a Rotary of `axes` axes: one coordinate per token, or `axes`; each in
+// [0, 2^53 − 1]. An empty range reads none.
+// (coordinates false: only that the positions exist and have a usable number of axes; a
+// CachedRotary checks its row indices against its cache instead.)
+inline void check_positions(const Positions& positions, TokenRange range, std::size_t sequence,
+                            std::size_t axes, bool coordinates = true) {
   if (range.first == range.last) return;
-  if (positions.is_null()) {
-    ROPE_THROW(std::invalid_argument, "rope: positions is a null pointer");
+  if (positions.is_null()) invalid("rope: positions is a null pointer");
+  if (positions.axes() != 1 && positions.axes() != axes) {
+    invalid("rope: the positions have %zu coordinates per token but the Rotary has %zu axes",
+            positions.axes(), axes);
   }
-  if (positions.axes() != axes) {
-    ROPE_THROW(std::invalid_argument, "rope: the positions have " + str(positions.axes()) +
-                                          " coordinates per token but the Rotary has " + str(axes) +
-                                          " axes");
+  if (!coordinates) return;
+  if (positions.axes() == 1) {
+    for (std::size_t t = range.first; t < range.last; ++t) {
+      check_position(positions.at(t, 0, sequence), t);
+    }
+    return;
   }
   for (std::size_t t = range.first; t < range.last; ++t) {
     for (std::size_t a = 0; a < axes; ++a) {
-      const std::int64_t p = positions(t, a);
+      const std::int64_t p = positions.at(t, a, sequence);
       if (p < 0 || p > kMaxPosition) {
-        ROPE_THROW(std::out_of_range,
-                   "rope: coordinate " + str(a) + " of token " + str(t) + ", " + std::to_string(p) +
-                       ", is outside [0, 2^53 - 1 = " + std::to_string(kMaxPosition) + "]");
+        out_of_range("rope: coordinate %zu of token %zu, %lld, is outside [0, 2^53 - 1 = %lld]", a,
+                     t, static_cast<long long>(p), static_cast<long long>(kMaxPosition));
       }
     }
   }
@@ -255,28 +298,62 @@ inline void check_axis_positions(const AxisPositions& positions, TokenRange rang
 
 inline void check_range(TokenRange range, std::size_t tokens) {
   if (range.first > range.last || range.last > tokens) {
-    ROPE_THROW(std::out_of_range, "rope: token range [" + str(range.first) + ", " +
-                                      str(range.last) + ") is not inside the " + str(tokens) +
-                                      " tokens of the batch");
+    out_of_range("rope: token range [%zu, %zu) is not inside the %zu tokens of the batch",
+                 range.first, range.last, tokens);
   }
 }
 
 /// Streaming stores write whole cache lines: dst must start on one.
 inline constexpr std::size_t kStreamingAlignment = 64;
 
-template <class T>
-void check_streaming(const View<const T>& src, const View<T>& dst) {
-  if (src.data() == dst.data()) {
-    ROPE_THROW(std::invalid_argument,
-               "rope: streaming stores are for out-of-place calls, but src and dst are the same "
-               "buffer");
+inline void check_streaming(const Geometry& src, const Geometry& dst) {
+  if (src.data == dst.data) {
+    invalid("rope: streaming stores are for out-of-place calls, but src and dst are the same "
+            "buffer");
   }
-  const auto misalignment = reinterpret_cast<std::uintptr_t>(dst.data()) % kStreamingAlignment;
+  const std::size_t misalignment = dst.data % kStreamingAlignment;
   if (misalignment != 0) {
-    ROPE_THROW(std::invalid_argument, "rope: streaming stores need dst aligned to " +
-                                          str(kStreamingAlignment) + " bytes, but dst is " +
-                                          str(misalignment) + " bytes past a boundary");
+    invalid("rope: streaming stores need dst aligned to %zu bytes, but dst is %zu bytes past a "
+            "boundary",
+            kStreamingAlignment, misalignment);
   }
+}
+
+// The checks of apply(src, dst, positions, call), in the order docs/errors.md lists them;
+// returns the call's token range.
+inline TokenRange check_apply(const Geometry& src, const Geometry& dst, std::size_t head_size,
+                              const Positions& positions, std::size_t axes, const Call& call,
+                              bool coordinates = true) {
+  check_view("src", src, head_size);
+  check_view("dst", dst, head_size);
+  check_same_shape("src", src, "dst", dst);
+  check_disjoint("src", src, "dst", dst, head_size, true);
+  const TokenRange range = call.tokens.value_or(TokenRange{0, src.rows()});
+  check_range(range, src.rows());
+  check_positions(positions, range, src.tokens, axes, coordinates);
+  if (call.execution.streaming_stores) check_streaming(src, dst);
+  return range;
+}
+
+// The checks of apply_qk(q, k, positions, call): q and k have the same sequences and tokens
+// (their head counts may differ) and share no byte.
+inline TokenRange check_apply_qk(const Geometry& q, const Geometry& k, std::size_t head_size,
+                                 const Positions& positions, std::size_t axes, const Call& call,
+                                 bool coordinates = true) {
+  check_view("q", q, head_size);
+  check_view("k", k, head_size);
+  if (q.batches != k.batches || q.tokens != k.tokens) {
+    invalid("rope: q has %zu tokens but k has %zu", q.rows(), k.rows());
+  }
+  check_disjoint("q", q, "k", k, head_size, false);
+  const TokenRange range = call.tokens.value_or(TokenRange{0, q.rows()});
+  check_range(range, q.rows());
+  check_positions(positions, range, q.tokens, axes, coordinates);
+  if (call.execution.streaming_stores) {
+    check_streaming(q, q);
+    check_streaming(k, k);
+  }
+  return range;
 }
 
 }  // namespace rope::detail

@@ -15,7 +15,9 @@
 #pragma once
 
 #include <complex>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include <Eigen/Core>
@@ -222,62 +224,52 @@ void store(S* to, const P& value) {
 }
 
 // ---- streaming stores -----------------------------------------------------------------------
+// Non-temporal stores send data to memory without first reading the destination's cache lines.
+// The kernels never use them: a streaming call rotates each token into a small buffer with the
+// ordinary kernels and copies it out with stream_copy (walk.hpp), so a program compiles the
+// kernels once whatever its stores. Where the target has no streaming store (without SSE2), the
+// copy is an ordinary one.
 
-namespace streaming {
-// A non-temporal store of one register to an address aligned to its size. Overloads exist for
-// the register types of the x86 SIMD levels; anything else falls back to an ordinary store.
+/// Copies `bytes` bytes, bit for bit, with non-temporal stores to every whole 16-, 32- or
+/// 64-byte block of `to` that is aligned to its size (ordinary stores before and after). Call
+/// fence() after the last copy, before other threads read the data.
+inline void stream_copy(void* to, const void* from, std::size_t bytes) noexcept {
+  auto* out = static_cast<unsigned char*>(to);
+  const auto* in = static_cast<const unsigned char*>(from);
 #if defined(__AVX512F__)
-inline void put(void* to, __m512 v) { _mm512_stream_ps(static_cast<float*>(to), v); }
-inline void put(void* to, __m512d v) { _mm512_stream_pd(static_cast<double*>(to), v); }
+  constexpr std::size_t kBlock = 64;
+#elif defined(__AVX__)
+  constexpr std::size_t kBlock = 32;
+#elif defined(__SSE2__)
+  constexpr std::size_t kBlock = 16;
+#else
+  constexpr std::size_t kBlock = 1;
 #endif
-#if defined(__AVX__)
-inline void put(void* to, __m256 v) { _mm256_stream_ps(static_cast<float*>(to), v); }
-inline void put(void* to, __m256d v) { _mm256_stream_pd(static_cast<double*>(to), v); }
-inline void put(void* to, __m256i v) { _mm256_stream_si256(static_cast<__m256i*>(to), v); }
-#endif
-#if defined(__SSE2__)
-inline void put(void* to, __m128 v) { _mm_stream_ps(static_cast<float*>(to), v); }
-inline void put(void* to, __m128d v) { _mm_stream_pd(static_cast<double*>(to), v); }
-inline void put(void* to, __m128i v) { _mm_stream_si128(static_cast<__m128i*>(to), v); }
-#endif
-template <class Register>
-constexpr bool has_put(...) {
-  return false;
-}
-template <class Register, class = decltype(put(nullptr, std::declval<Register>()))>
-constexpr bool has_put(int) {
-  return true;
-}
-}  // namespace streaming
-
-/// Like store, but with a non-temporal (streaming) store when `to` is aligned to the register:
-/// the data goes to memory without first being read into the cache. Call fence() after the
-/// last one, before other threads read the data.
-template <class S, class P>
-void store_streaming(S* to, const P& value) {
-  using R = Real<Element<P>>;
-  constexpr bool vector = 1 < kLanes<R>;
-  if constexpr (vector && (std::is_same_v<S, R> || converts_in_registers<S, P>())) {
-    const auto raw = [&] {
-      if constexpr (std::is_same_v<S, R>) {
-        return real_register(value);
-      } else {
-        return narrow<S, R>(real_register(value));
-      }
-    }();
-    using Register = std::decay_t<decltype(raw)>;
-    if constexpr (streaming::has_put<Register>(0)) {
-      if (reinterpret_cast<std::uintptr_t>(to) % sizeof(Register) == 0) {
-        streaming::put(to, raw);
-        return;
-      }
-    }
+  std::size_t head = (kBlock - reinterpret_cast<std::uintptr_t>(out) % kBlock) % kBlock;
+  if (head > bytes) head = bytes;
+  std::memcpy(out, in, head);
+  std::size_t i = head;
+#if defined(__AVX512F__)
+  for (; i + 64 <= bytes; i += 64) {
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(out + i),
+                        _mm512_loadu_si512(reinterpret_cast<const void*>(in + i)));
   }
-  store(to, value);
+#elif defined(__AVX__)
+  for (; i + 32 <= bytes; i += 32) {
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(out + i),
+                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i)));
+  }
+#elif defined(__SSE2__)
+  for (; i + 16 <= bytes; i += 16) {
+    _mm_stream_si128(reinterpret_cast<__m128i*>(out + i),
+                     _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i)));
+  }
+#endif
+  std::memcpy(out + i, in + i, bytes - i);
 }
 
 /// Orders earlier streaming stores before later stores (sfence); nothing without SSE.
-inline void fence() {
+inline void fence() noexcept {
 #if defined(__SSE2__)
   _mm_sfence();
 #endif

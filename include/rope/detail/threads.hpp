@@ -39,16 +39,16 @@ inline std::size_t thread_count(const Execution& execution, std::size_t tokens, 
   return std::max<std::size_t>(1, std::min({threads, tokens, by_work}));
 }
 
-// Calls work(part, range) for `parts` contiguous, nearly equal ranges covering `tokens`, each on
-// its own thread, and returns when all are done. Without OpenMP, part 0 runs on the calling
-// thread and the others on new std::threads; a thread that cannot be started has its range run
-// on the calling thread instead.
-template <class Work>
-void for_each_part(TokenRange tokens, std::size_t parts, const Work& work) {
-  if (parts <= 1) {  // no allocation on the common path of one thread
-    work(std::size_t{0}, tokens);
-    return;
-  }
+// The work of one part, behind a plain function pointer: the thread code below is compiled once
+// per program, not once per kind of call.
+using PartWork = void (*)(const void* context, std::size_t part, TokenRange range);
+
+// Calls work(context, part, range) for `parts` contiguous, nearly equal ranges covering `tokens`,
+// each on its own thread, and returns when all are done. Without OpenMP, part 0 runs on the
+// calling thread and the others on new std::threads; a thread that cannot be started has its
+// range run on the calling thread instead.
+inline void for_each_part(TokenRange tokens, std::size_t parts, PartWork work,
+                          const void* context) {
   const std::size_t n = tokens.last - tokens.first;
   const auto range = [&](std::size_t part) {
     return TokenRange{tokens.first + n * part / parts, tokens.first + n * (part + 1) / parts};
@@ -58,7 +58,7 @@ void for_each_part(TokenRange tokens, std::size_t parts, const Work& work) {
   const int threads = static_cast<int>(parts);
 #pragma omp parallel for num_threads(threads) schedule(static, 1)
   for (std::ptrdiff_t part = 0; part < count; ++part) {
-    work(static_cast<std::size_t>(part), range(static_cast<std::size_t>(part)));
+    work(context, static_cast<std::size_t>(part), range(static_cast<std::size_t>(part)));
   }
 #else
   std::vector<std::thread> threads;
@@ -67,18 +67,33 @@ void for_each_part(TokenRange tokens, std::size_t parts, const Work& work) {
   for (std::size_t part = 1; part < parts; ++part) {
 #if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
     try {
-      threads.emplace_back(work, part, range(part));
+      threads.emplace_back(work, context, part, range(part));
     } catch (const std::system_error&) {
       not_started.push_back(part);
     }
 #else
-    threads.emplace_back(work, part, range(part));
+    threads.emplace_back(work, context, part, range(part));
 #endif
   }
-  work(0, range(0));
-  for (const std::size_t part : not_started) work(part, range(part));
+  work(context, 0, range(0));
+  for (const std::size_t part : not_started) work(context, part, range(part));
   for (std::thread& thread : threads) thread.join();
 #endif
+}
+
+// Calls work(part, range) for the parts, as above; one part runs inline, with no allocation.
+template <class Work>
+void for_each_part(TokenRange tokens, std::size_t parts, const Work& work) {
+  if (parts <= 1) {
+    work(std::size_t{0}, tokens);
+    return;
+  }
+  for_each_part(
+      tokens, parts,
+      [](const void* context, std::size_t part, TokenRange range) {
+        (*static_cast<const Work*>(context))(part, range);
+      },
+      &work);
 }
 
 }  // namespace rope::detail
