@@ -1,14 +1,17 @@
 // CachedRotary: rotation with caller-supplied cos/sin caches (ONNX RotaryEmbedding, opset 23),
 // against a float64 implementation of the operator written here. The caches hold random values,
 // as in ONNX's own conformance tests: nothing may normalise them.
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include <Eigen/Core>
 #include <catch2/catch.hpp>
 
 #include <rope/rope.hpp>
@@ -159,5 +162,141 @@ TEST_CASE("CachedRotary: HuggingFace's duplicated rows give the same result as h
     REQUIRE(cat == half);  // the same values reach the same kernel
     REQUIRE(rep == half);
     REQUIRE(half != input);
+  }
+}
+
+namespace {
+
+// A Rotary's own table as a caller's cache, in ONNX's half format: cos[m][j], sin[m][j].
+template <class C>
+struct TableCache {
+  std::vector<C> cos, sin;
+  std::size_t rows;
+  template <class R>
+  explicit TableCache(const R& rot) : rows(rot.max_positions()) {
+    const std::size_t h = rot.rotary_dim() / 2;
+    for (std::size_t m = 0; m < rows; ++m) {
+      for (std::size_t j = 0; j < h; ++j) {
+        cos.push_back(rot.table().cos(m, j));
+        sin.push_back(rot.table().sin(m, j));
+      }
+    }
+  }
+  rope::Cache<C> cache() const { return {cos.data(), sin.data(), rows}; }
+};
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("CachedRotary: a Rotary's table as the cache gives the Rotary's bits through "
+                   "every capability",
+                   "[cache]", float, double) {
+  using T = TestType;
+  constexpr std::size_t d = 64, tokens = 9, hq = 4, hk = 2, rows = 32;
+  std::mt19937_64 rng(31);
+  const std::vector<std::int64_t> positions = {0, 31, 5, 7, 7, 1, 30, 2, 3};
+  for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
+    for (const bool multi_axis : {false, true}) {
+      INFO(rope::to_string(layout) << (multi_axis ? ", M-RoPE sections {8, 12, 12}" : ""));
+      rope::Options options;
+      options.head_size = d;
+      options.layout = layout;
+      options.max_positions = rows;
+      rope::CacheOptions cache_options{d, layout, 0, 0};
+      if (multi_axis) options.axes = cache_options.axes = rope::Axes::sections({8, 12, 12});
+      const rope::Rotary<T> rot(options);
+      const rope::CachedRotary<T> cached(cache_options);
+      const TableCache<T> table(rot);
+      // Three coordinates per token for M-RoPE (the last token's differ), one otherwise.
+      std::vector<std::int64_t> coordinates;
+      for (std::size_t t = 0; t < tokens; ++t) {
+        for (std::size_t a = 0; a < (multi_axis ? 3U : 1U); ++a) {
+          coordinates.push_back(positions[t] + std::int64_t(t + 1 == tokens ? a : 0));
+        }
+      }
+      const rope::Positions at =
+          multi_axis ? rope::Positions::token_major(coordinates.data(), 3) : coordinates.data();
+      const std::vector<T> q0 = rope_test::random_vector<T>(tokens * hq * d, rng);
+      const std::vector<T> k0 = rope_test::random_vector<T>(tokens * hk * d, rng);
+      const auto q_view = [&](std::vector<T>& v) {
+        return rope::View<T>::contiguous(v.data(), tokens, hq, d);
+      };
+      const auto k_view = [&](std::vector<T>& v) {
+        return rope::View<T>::contiguous(v.data(), tokens, hk, d);
+      };
+      for (const rope::Direction dir : {rope::Direction::forward, rope::Direction::inverse}) {
+        std::vector<T> q1 = q0, k1 = k0;
+        rot.apply_qk(q_view(q1), k_view(k1), at, dir);
+        {
+          INFO("apply_qk");
+          std::vector<T> q2 = q0, k2 = k0;
+          cached.apply_qk(table.cache(), q_view(q2), k_view(k2), at, dir);
+          REQUIRE(q2 == q1);
+          REQUIRE(k2 == k1);
+        }
+        {
+          INFO("apply out of place, 2 threads, in two token ranges, checked and unchecked");
+          std::vector<T> out(q0.size());
+          rope::Execution two;
+          two.threads = 2;
+          two.min_bytes_per_thread = 1;
+          const auto src = rope::View<const T>::contiguous(q0.data(), tokens, hq, d);
+          cached.apply(table.cache(), src, q_view(out), at, {dir, rope::TokenRange{0, 4}, two});
+          cached.apply(rope::unchecked, table.cache(), src, q_view(out), at,
+                       {dir, rope::TokenRange{4, tokens}, two});
+          REQUIRE(out == q1);
+        }
+        {
+          INFO("streaming stores");
+          std::vector<T, Eigen::aligned_allocator<T>> out(q0.size());
+          rope::Execution streaming;
+          streaming.streaming_stores = true;
+          cached.apply(table.cache(), rope::View<const T>::contiguous(q0.data(), tokens, hq, d),
+                       rope::View<T>::contiguous(out.data(), tokens, hq, d), at,
+                       {dir, {}, streaming});
+          REQUIRE(std::equal(out.begin(), out.end(), q1.begin()));
+        }
+      }
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("CachedRotary: 16-bit heads and caches, computed in float and rounded once",
+                   "[cache]", Eigen::half, Eigen::bfloat16) {
+  using T = TestType;
+  constexpr std::size_t d = 34, tokens = 5, heads = 3, rows = 7;  // 17 pairs: a remainder
+  std::mt19937_64 rng(37);
+  const std::vector<T> cos = rope_test::random_vector<T>(rows * d / 2, rng);
+  const std::vector<T> sin = rope_test::random_vector<T>(rows * d / 2, rng);
+  const std::vector<T> x0 = rope_test::random_vector<T>(tokens * heads * d, rng);
+  const std::vector<std::int64_t> ids = {6, 0, 3, 3, 1};
+  for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
+    INFO(rope::to_string(layout));
+    const rope::CachedRotary<T> rot({d, layout, 0, 0});
+    std::vector<T> x = x0;
+    rot.apply({cos.data(), sin.data(), rows}, x.data(), tokens, heads, ids.data());
+    // a·c − b·s in float from exactly widened values: two products and a sum, γ_2(float)·
+    // (|a·c| + |b·s|); then one rounding to T, u(T)·|y|, or half the subnormal spacing.
+    for (std::size_t t = 0; t < tokens; ++t) {
+      std::vector<double> c(d / 2), s(d / 2);
+      for (std::size_t j = 0; j < d / 2; ++j) {
+        c[j] = double(cos[std::size_t(ids[t]) * d / 2 + j]);
+        s[j] = double(sin[std::size_t(ids[t]) * d / 2 + j]);
+      }
+      for (std::size_t h = 0; h < heads; ++h) {
+        const std::size_t base = (t * heads + h) * d;
+        const std::vector<double> in(x0.begin() + long(base), x0.begin() + long(base + d));
+        const std::vector<double> want = onnx_head(in, 0, d, layout, c.data(), s.data(), false);
+        for (std::size_t i = 0; i < d; ++i) {
+          const std::size_t j = layout == Layout::interleaved ? i / 2 : i % (d / 2);
+          const std::size_t p = rope_test::partner(i, d, layout);
+          const double terms = std::abs(in[i] * c[j]) + std::abs(in[p] * s[j]);
+          const double bound = rope_test::gamma<float>(2) * terms +
+                               rope_test::unit_roundoff<T> * std::abs(want[i]) +
+                               0.5 * double(std::numeric_limits<T>::denorm_min());
+          INFO("token " << t << " head " << h << " coordinate " << i);
+          REQUIRE(std::abs(double(x[base + i]) - want[i]) <= bound);
+        }
+      }
+    }
   }
 }

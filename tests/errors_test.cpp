@@ -1059,3 +1059,23 @@ TEST_CASE("B3: rope::unchecked gives the bits of the checked call", "[errors][B3
     REQUIRE(fused_checked == fused_unchecked);
   }
 }
+
+TEST_CASE("E53: a batched view whose sequences overlap", "[errors][E53]") {
+  Batch b;  // 2 tokens x 3 heads x 8: one sequence spans 48 elements
+  std::vector<float> scratch = b.x;  // 2 sequences of 1 token, 24 apart: the span is 24
+  REQUIRE_NOTHROW(rot8.apply(View<float>(scratch.data(), 2, 1, 3, 24, 24, 8), b.at));
+  const View<float> bad(b.x.data(), 2, 2, 3, 40, 24, 8);  // 2 sequences of 2 tokens
+  require_invalid([&] { rot8.apply(View<const float>(bad), b.dst_view(), b.at); },
+                  {"src batch_stride 40", "span of one sequence, 48 elements"});
+  require_invalid([&] { rot8.shift(bad, 1); }, {"keys batch_stride 40"});
+  require_invalid([&] { rot8.apply_qk(bad, b.dst_view(), b.at); }, {"q batch_stride 40"});
+  // Shapes differ when the sequences do (E25's rule, with batches named).
+  std::vector<float> other(2 * 2 * 3 * 8);
+  require_invalid(
+      [&] {
+        rot8.apply(View<const float>(b.view()),
+                   View<float>::batch_seq_heads(other.data(), 2, 1, 3, 8), b.at);
+      },
+      {"src is 1 sequences x 2 tokens x 3 heads", "dst is 2 sequences x 1 tokens x 3 heads"});
+  REQUIRE(b.untouched());
+}

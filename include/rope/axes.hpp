@@ -1,6 +1,9 @@
 // Multi-axis RoPE: which coordinate of a token's position each rotary pair rotates by.
 #pragma once
 
+#include <rope/config.hpp>
+#if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
+
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -8,7 +11,6 @@
 #include <utility>
 #include <vector>
 
-#include <rope/config.hpp>
 #include <rope/frequencies.hpp>
 #include <rope/layout.hpp>
 
@@ -199,3 +201,5 @@ class Axes {
 };
 
 }  // namespace rope
+
+#endif  // !ROPE_BELOW_CXX17

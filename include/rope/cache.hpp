@@ -5,6 +5,7 @@
 #pragma once
 
 #include <rope/config.hpp>
+#if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
 
 #include <cstddef>
 #include <cstdint>
@@ -154,22 +155,40 @@ class CachedRotary {
     }
   }
 
+  // Out of the class, so that the compiled mode's extern declarations keep it out of a user's
+  // translation unit.
   void rotate(const Cache<T>& cache, const detail::Job<T>* jobs, std::size_t job_count,
               const Positions& positions, std::size_t sequence, TokenRange range,
-              const Call& call) const {
-    const std::size_t stride = cache.row_stride != 0 ? cache.row_stride : width(cache.format);
-    const std::size_t step = cache.format == CacheRow::repeated ? 2 : 1;  // where c_j sits
-    const detail::CacheRows<T, Compute> source{cache.cos,        cache.sin,      stride,
-                                               step,             layout(),       rotary_dim_ / 2,
-                                               &axis_of_pair_,   &positions,     sequence};
-    const detail::Slice slice{options_.rotary_offset, rotary_dim_, options_.head_size};
-    detail::run<Eigen::Dynamic>(source, layout(), jobs, job_count, slice, range, call.direction,
-                                call.execution);
-  }
+              const Call& call) const;
 
   CacheOptions options_;
   std::size_t rotary_dim_;
   std::vector<std::uint8_t> axis_of_pair_;
 };
 
+template <class T>
+void CachedRotary<T>::rotate(const Cache<T>& cache, const detail::Job<T>* jobs, std::size_t job_count,
+            const Positions& positions, std::size_t sequence, TokenRange range,
+            const Call& call) const {
+  const std::size_t stride = cache.row_stride != 0 ? cache.row_stride : width(cache.format);
+  const std::size_t step = cache.format == CacheRow::repeated ? 2 : 1;  // where c_j sits
+  const detail::CacheRows<T, Compute> source{cache.cos,        cache.sin,      stride,
+                                             step,             layout(),       rotary_dim_ / 2,
+                                             &axis_of_pair_,   &positions,     sequence};
+  const detail::Slice slice{options_.rotary_offset, rotary_dim_, options_.head_size};
+  detail::run<Eigen::Dynamic>(source, layout(), jobs, job_count, slice, range, call.direction,
+                              call.execution);
+}
+
 }  // namespace rope
+
+#if defined(ROPE_EXTERN_TEMPLATES)
+#include <rope/detail/instances.hpp>
+namespace rope {
+#define ROPE_DETAIL_EXTERN_CACHED(T) extern template class CachedRotary<T>;
+ROPE_DETAIL_CACHED_INSTANCES(ROPE_DETAIL_EXTERN_CACHED)
+#undef ROPE_DETAIL_EXTERN_CACHED
+}  // namespace rope
+#endif
+
+#endif  // !ROPE_BELOW_CXX17

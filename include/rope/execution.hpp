@@ -2,6 +2,8 @@
 #pragma once
 
 #include <rope/config.hpp>
+#if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
+
 #include <rope/layout.hpp>
 
 #include <cstddef>
@@ -61,3 +63,5 @@ struct Call {
 };
 
 }  // namespace rope
+
+#endif  // !ROPE_BELOW_CXX17

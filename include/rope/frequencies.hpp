@@ -2,6 +2,9 @@
 // stretch them past the context length they were trained on.
 #pragma once
 
+#include <rope/config.hpp>
+#if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -12,7 +15,6 @@
 #include <variant>
 #include <vector>
 
-#include <rope/config.hpp>
 #include <rope/layout.hpp>
 
 namespace rope {
@@ -361,3 +363,5 @@ ROPE_DETAIL_COLD inline Frequencies frequencies(std::size_t d, double base, cons
 }
 
 }  // namespace rope
+
+#endif  // !ROPE_BELOW_CXX17

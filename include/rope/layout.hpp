@@ -1,6 +1,9 @@
 // Which coordinates of a head form the rotated pairs.
 #pragma once
 
+#include <rope/config.hpp>
+#if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
+
 namespace rope {
 
 /// How the head_size coordinates of a head are grouped into the head_size/2 rotated pairs.
@@ -42,3 +45,5 @@ enum class Direction { forward, inverse };
 enum class Angles { exact, pytorch_float32 };
 
 }  // namespace rope
+
+#endif  // !ROPE_BELOW_CXX17

@@ -1,6 +1,9 @@
 // Position coordinates for vision-language models and vision transformers (multi-axis RoPE).
 #pragma once
 
+#include <rope/config.hpp>
+#if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -9,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include <rope/config.hpp>
 #include <rope/positions.hpp>
 
 namespace rope {
@@ -168,3 +170,5 @@ inline std::vector<std::int64_t> patch_positions(const PatchGrid& grid,
 }
 
 }  // namespace rope
+
+#endif  // !ROPE_BELOW_CXX17

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <rope/config.hpp>
+#if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
 
 #include <cstddef>
 #include <cstdint>
@@ -92,3 +93,5 @@ class Positions {
 };
 
 }  // namespace rope
+
+#endif  // !ROPE_BELOW_CXX17

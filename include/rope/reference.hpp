@@ -10,6 +10,9 @@
 // Rotating by −m undoes a rotation by m.
 #pragma once
 
+#include <rope/config.hpp>
+#if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
+
 #include <cmath>
 #include <cstddef>
 
@@ -58,3 +61,5 @@ inline void rotate_half_split(double* x, std::size_t d, double position, double 
 }
 
 }  // namespace rope::reference
+
+#endif  // !ROPE_BELOW_CXX17

@@ -2,9 +2,11 @@
 // public API.
 #pragma once
 
+#include <rope/config.hpp>
+#if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
+
 #include <rope/axes.hpp>
 #include <rope/cache.hpp>
-#include <rope/config.hpp>
 #include <rope/execution.hpp>
 #include <rope/frequencies.hpp>
 #include <rope/layout.hpp>
@@ -17,3 +19,5 @@
 #include <rope/version.hpp>
 #include <rope/view.hpp>
 #include <rope/weights.hpp>
+
+#endif  // !ROPE_BELOW_CXX17

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <rope/config.hpp>
+#if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
 
 #include <cstddef>
 #include <cstdint>
@@ -208,3 +209,14 @@ class Rotary {
 }  // namespace rope
 
 #include <rope/detail/rotary_impl.hpp>
+
+#if defined(ROPE_EXTERN_TEMPLATES)
+#include <rope/detail/instances.hpp>
+namespace rope {
+#define ROPE_DETAIL_EXTERN(T, Dim) extern template class Rotary<T, Dim>;
+ROPE_DETAIL_ROTARY_INSTANCES(ROPE_DETAIL_EXTERN)
+#undef ROPE_DETAIL_EXTERN
+}  // namespace rope
+#endif
+
+#endif  // !ROPE_BELOW_CXX17

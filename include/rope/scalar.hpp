@@ -1,6 +1,9 @@
 // The element types rope stores, and the type it computes in for each.
 #pragma once
 
+#include <rope/config.hpp>
+#if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
+
 #include <type_traits>
 
 #include <Eigen/Core>
@@ -21,3 +24,5 @@ template <class T>
 using compute_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
 }  // namespace rope
+
+#endif  // !ROPE_BELOW_CXX17

@@ -1,6 +1,9 @@
 // Precomputed cos/sin tables, one row per position.
 #pragma once
 
+#include <rope/config.hpp>
+#if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
+
 #include <cmath>
 #include <cstddef>
 #include <limits>
@@ -10,7 +13,6 @@
 
 #include <Eigen/Core>
 
-#include <rope/config.hpp>
 #include <rope/detail/row_format.hpp>
 #include <rope/layout.hpp>
 
@@ -123,3 +125,5 @@ class Table {
 };
 
 }  // namespace rope
+
+#endif  // !ROPE_BELOW_CXX17

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <rope/config.hpp>
+#if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
 
 #include <cstddef>
 #include <type_traits>
@@ -98,3 +99,5 @@ class View {
 };
 
 }  // namespace rope
+
+#endif  // !ROPE_BELOW_CXX17

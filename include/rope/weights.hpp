@@ -1,6 +1,9 @@
 // Converting W_q and W_k (and their biases) between the two pairings.
 #pragma once
 
+#include <rope/config.hpp>
+#if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
+
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -8,7 +11,6 @@
 
 #include <Eigen/Core>
 
-#include <rope/config.hpp>
 #include <rope/detail/checks.hpp>
 #include <rope/layout.hpp>
 
@@ -99,3 +101,5 @@ typename Derived::PlainObject converted_rows(const Eigen::MatrixBase<Derived>& w
 }
 
 }  // namespace rope
+
+#endif  // !ROPE_BELOW_CXX17

@@ -5,10 +5,12 @@
 // program compiles them once whatever types it rotates.
 #pragma once
 
+#include <rope/config.hpp>
+#if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
+
 #include <cstddef>
 #include <cstdint>
 
-#include <rope/config.hpp>
 #include <rope/execution.hpp>
 #include <rope/positions.hpp>
 #include <rope/view.hpp>
@@ -357,3 +359,5 @@ inline TokenRange check_apply_qk(const Geometry& q, const Geometry& k, std::size
 }
 
 }  // namespace rope::detail
+
+#endif  // !ROPE_BELOW_CXX17

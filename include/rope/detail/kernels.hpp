@@ -18,6 +18,9 @@
 // loaded into registers, once per token for all its heads. The walk over tokens is in walk.hpp.
 #pragma once
 
+#include <rope/config.hpp>
+#if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
+
 #include <complex>
 #include <cstddef>
 #include <type_traits>
@@ -166,3 +169,5 @@ void rotate_interleaved(const TokenHeads<T>& heads, const compute_t<T>* row, Ind
 }
 
 }  // namespace rope::detail
+
+#endif  // !ROPE_BELOW_CXX17

@@ -14,6 +14,9 @@
 // single float, double or complex, and the same kernels run as plain scalar loops.
 #pragma once
 
+#include <rope/config.hpp>
+#if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
+
 #include <complex>
 #include <cstddef>
 #include <cstdint>
@@ -305,3 +308,5 @@ Z conjugate(const Z& z) {
 }
 
 }  // namespace rope::detail::simd
+
+#endif  // !ROPE_BELOW_CXX17

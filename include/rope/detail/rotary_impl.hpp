@@ -3,6 +3,9 @@
 // (rope/compiled.hpp) keep them out of a user's translation unit.
 #pragma once
 
+#include <rope/config.hpp>
+#if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
+
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -153,3 +156,5 @@ void Rotary<T, Dim>::rotate(const Source& source, const detail::Job<T>* jobs,
 }
 
 }  // namespace rope
+
+#endif  // !ROPE_BELOW_CXX17

@@ -7,6 +7,9 @@
 // a token's coordinates, and a caller's cos/sin caches gathered for the kernels all follow it.
 #pragma once
 
+#include <rope/config.hpp>
+#if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
+
 #include <cstddef>
 
 #include <rope/layout.hpp>
@@ -29,3 +32,5 @@ void put_pair(Layout layout, std::size_t half, std::size_t j, C cos, C sin, C* r
 }
 
 }  // namespace rope::detail
+
+#endif  // !ROPE_BELOW_CXX17

@@ -7,6 +7,9 @@
 //              cache row per axis for multi-axis positions.
 #pragma once
 
+#include <rope/config.hpp>
+#if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
+
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -142,3 +145,5 @@ struct CacheRows {
 };
 
 }  // namespace rope::detail
+
+#endif  // !ROPE_BELOW_CXX17

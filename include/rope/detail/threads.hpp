@@ -7,6 +7,9 @@
 // program: compile all of them with OpenMP or none (docs/performance.md).
 #pragma once
 
+#include <rope/config.hpp>
+#if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
+
 #include <algorithm>
 #include <cstddef>
 #include <system_error>
@@ -97,3 +100,5 @@ void for_each_part(TokenRange tokens, std::size_t parts, const Work& work) {
 }
 
 }  // namespace rope::detail
+
+#endif  // !ROPE_BELOW_CXX17

@@ -16,6 +16,9 @@
 // compiles two kernels per head size and type, whatever it calls.
 #pragma once
 
+#include <rope/config.hpp>
+#if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
+
 #include <algorithm>
 #include <cstddef>
 #include <vector>
@@ -149,3 +152,5 @@ void run(const Source& source, Layout layout, const Job<T>* jobs, std::size_t jo
 }
 
 }  // namespace rope::detail
+
+#endif  // !ROPE_BELOW_CXX17
