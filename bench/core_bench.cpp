@@ -64,7 +64,8 @@ void limit(benchmark::State& state, std::size_t tokens, bool in_place) {
     if (in_place) {
       Eigen::Map<Array>(x.data(), Eigen::Index(n)) *= k;
     } else {
-      Eigen::Map<Array>(y.data(), Eigen::Index(n)) = Eigen::Map<const Array>(x.data(), Eigen::Index(n));
+      Eigen::Map<Array>(y.data(), Eigen::Index(n)) =
+          Eigen::Map<const Array>(x.data(), Eigen::Index(n));
     }
     benchmark::ClobberMemory();
   }
@@ -106,8 +107,8 @@ void register_type(const char* type) {
                                  rope::to_string(layout) + "/" + shape;
         benchmark::RegisterBenchmark(("fixed/" + call).c_str(), rotate<T, 128>, layout, tokens,
                                      in_place);
-        benchmark::RegisterBenchmark(("dynamic/" + call).c_str(), rotate<T, Eigen::Dynamic>,
-                                     layout, tokens, in_place);
+        benchmark::RegisterBenchmark(("dynamic/" + call).c_str(), rotate<T, Eigen::Dynamic>, layout,
+                                     tokens, in_place);
       }
     }
   }

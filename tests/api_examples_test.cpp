@@ -86,9 +86,11 @@ TEST_CASE("api.md: out of place on all threads", "[api]") {
   // [api: execution]
   rope::Execution execution;
   execution.threads = 0;  // every hardware thread, if the call is large enough to use them
-  rot.apply(rope_test::contiguous(src.data(), tokens, heads, rot.head_size()), rope_test::contiguous(dst.data(), tokens, heads, rot.head_size()), positions.data(), {rope::Direction::forward, {}, execution});
+  const auto from = rope::View<const float>::contiguous(src.data(), tokens, heads, 128);
+  rot.apply(from, rope::View<float>::contiguous(dst.data(), tokens, heads, 128), positions.data(),
+            execution);
 
-  rot.apply(rope_test::contiguous(src.data(), tokens, heads, rot.head_size()), rope_test::contiguous(one.data(), tokens, heads, rot.head_size()), positions.data());
+  rot.apply(from, rope::View<float>::contiguous(one.data(), tokens, heads, 128), positions.data());
   REQUIRE(std::memcmp(dst.data(), one.data(), dst.size() * sizeof(float)) == 0);
 }
 
@@ -242,6 +244,53 @@ TEST_CASE("getting-started.md: the pasted scalar kernel with its own cos and sin
       rope::Direction::forward);
 }
 
+TEST_CASE("api.md: a batch of sequences in one call", "[api]") {
+  const std::size_t batch = 2, heads = 4, seq = 3, d = 64;
+  const rope::Rotary<float, 64> rot;
+  std::mt19937_64 rng(12);
+  const auto original = rope_test::random_vector<float>(batch * heads * seq * d, rng);
+  std::vector<float> query_states = original;
+  // [api: batch]
+  // HuggingFace's query_states, [batch, heads, seq, d], with position_ids [batch][seq]: the
+  // second sequence is left-padded by one token, so its positions start one later.
+  const std::int64_t position_ids[batch][seq] = {{0, 1, 2}, {0, 0, 1}};
+  rot.apply(rope::View<float>::batch_heads_seq(query_states.data(), batch, heads, seq, d),
+            &position_ids[0][0]);
+
+  const std::vector<std::int64_t> at = {0, 1, 2, 0, 0, 1};
+  rope_test::require_rotation_of<float>(
+      rope::View<const float>::batch_heads_seq(original.data(), batch, heads, seq, d),
+      rope::View<const float>::batch_heads_seq(query_states.data(), batch, heads, seq, d), d,
+      rope::Layout::half_split, at, rope::Direction::forward);
+}
+
+TEST_CASE("api.md: the options of a call", "[api]") {
+  const std::size_t tokens = 8, heads = 2, d = 64;
+  const rope::Rotary<float, 64> rot;
+  std::mt19937_64 rng(13);
+  const auto original = rope_test::random_vector<float>(tokens * heads * d, rng);
+  std::vector<float> x = original, y = original;
+  const auto view = rope::View<float>::contiguous(x.data(), tokens, heads, d);
+  // [api: call]
+  rot.apply(view, rope::Positions::consecutive(0));                            // R_m, all tokens
+  rot.apply(view, rope::Positions::consecutive(0), rope::Direction::inverse);  // undone
+  rot.apply(view, rope::Positions::consecutive(0), rope::TokenRange{0, 4});    // tokens 0..3
+  rope::Call call;
+  call.tokens = rope::TokenRange{4, 8};
+  call.execution.threads = 2;
+  rot.apply(view, rope::Positions::consecutive(0), call);  // tokens 4..7, on two threads
+
+  rot.apply(rope::View<float>::contiguous(y.data(), tokens, heads, d),
+            rope::Positions::consecutive(0));
+  // x went forward, back and forward again; y forward once. After the first two x is within
+  // 8·γ_3(float) of the input per coordinate ("api.md: apply"); the third rotation maps that to
+  // at most 8·γ_3 + 8·γ_3 (|c·e_a − s·e_b| ≤ |e_a| + |e_b|); each last rotation, of x and of y,
+  // adds γ_3·(|a| + |b|) ≤ 2·γ_3 for coordinates in [−1, 1]: 20·γ_3 in all.
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    REQUIRE(std::abs(double(x[i]) - double(y[i])) <= 20 * rope_test::gamma<float>(3));
+  }
+}
+
 TEST_CASE("api.md: views, positions and token ranges", "[api]") {
   const std::size_t tokens = 3, heads = 2, d = 64;
   const rope::Rotary<float, 64> rot;
@@ -273,7 +322,8 @@ TEST_CASE("api.md: views, positions and token ranges", "[api]") {
   std::vector<float> whole(original.size()), parts(original.size());
   const auto src_view = rope::View<const float>::contiguous(original.data(), tokens, heads, d);
   const auto dst_view = rope::View<float>::contiguous(parts.data(), tokens, heads, d);
-  rot.apply(rope_test::contiguous(original.data(), tokens, heads, rot.head_size()), rope_test::contiguous(whole.data(), tokens, heads, rot.head_size()), position_ids);
+  rot.apply(rope::View<const float>::contiguous(original.data(), tokens, heads, d),
+            rope::View<float>::contiguous(whole.data(), tokens, heads, d), position_ids);
   for (std::size_t w = 0, n = 2; w < n; ++w) {
     // [api: token range]
     // Worker w of n rotates its share of the batch; every worker uses the same rot.

@@ -187,9 +187,10 @@ struct TableCache {
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("CachedRotary: a Rotary's table as the cache gives the Rotary's bits through "
-                   "every capability",
-                   "[cache]", float, double) {
+TEMPLATE_TEST_CASE(
+    "CachedRotary: a Rotary's table as the cache gives the Rotary's bits through "
+    "every capability",
+    "[cache]", float, double) {
   using T = TestType;
   constexpr std::size_t d = 64, tokens = 9, hq = 4, hk = 2, rows = 32;
   std::mt19937_64 rng(31);

@@ -69,7 +69,9 @@ TEMPLATE_TEST_CASE(
           rot.apply(expected.data(), tokens, heads, positions.data(), dir);
 
           std::vector<T> out(n);
-          rot.apply(rope_test::contiguous(input.data(), tokens, heads, rot.head_size()), rope_test::contiguous(out.data(), tokens, heads, rot.head_size()), positions32.data(), dir);
+          rot.apply(rope_test::contiguous(input.data(), tokens, heads, rot.head_size()),
+                    rope_test::contiguous(out.data(), tokens, heads, rot.head_size()),
+                    positions32.data(), dir);
           CHECK(same_bits(out, expected));
 
           // [heads][tokens][d] with padding, in place and out of place, at odd offsets
@@ -101,7 +103,8 @@ TEMPLATE_TEST_CASE(
           const auto src = View<const T>::contiguous(input.data(), tokens, heads, d);
           const auto dst = View<T>::contiguous(pieces.data(), tokens, heads, d);
           rot.apply(src, dst, positions.data(), {dir, rope::TokenRange{0, 7}});
-          rot.apply(rope::unchecked, src, dst, positions.data(), {dir, rope::TokenRange{7, tokens}});
+          rot.apply(rope::unchecked, src, dst, positions.data(),
+                    {dir, rope::TokenRange{7, tokens}});
           CHECK(same_bits(pieces, expected));
           using Vector = Eigen::Matrix<T, Eigen::Dynamic, 1>;
           std::vector<T> heads_one_by_one(n);

@@ -394,8 +394,13 @@ TEST_CASE("E21: a null data pointer", "[errors][E21]") {
   Batch b;
   require_invalid([&] { rot8.apply(static_cast<float*>(nullptr), 2, 3, b.at); },
                   {"src is a null pointer"});
-  require_invalid([&] { rot8.apply(rope_test::contiguous(b.x.data(), 2, 3, rot8.head_size()), rope_test::contiguous(static_cast<float*>(nullptr), 2, 3, rot8.head_size()), b.at); },
-                  {"dst is a null pointer"});
+  require_invalid(
+      [&] {
+        rot8.apply(rope_test::contiguous(b.x.data(), 2, 3, rot8.head_size()),
+                   rope_test::contiguous(static_cast<float*>(nullptr), 2, 3, rot8.head_size()),
+                   b.at);
+      },
+      {"dst is a null pointer"});
   require_invalid([&] { rot8.apply_qk(View<float>(nullptr, 2, 1, 8, 8), b.view(), b.at); },
                   {"q is a null pointer"});
   require_invalid([&] { rot8.apply_qk(b.view(), View<float>(nullptr, 2, 1, 8, 8), b.at); },
@@ -675,10 +680,16 @@ TEST_CASE("E32: streaming stores in place", "[errors][E32]") {
   rope::Execution streaming;
   streaming.streaming_stores = true;
   const auto forward = rope::Direction::forward;
-  require_invalid([&] { rot8.apply(b.x.data(), 2, 3, b.at, {forward, {}, streaming}); },
-                  {"streaming stores are for out-of-place calls", "same buffer"});
-  require_invalid([&] { rot8.apply_qk(b.view(), b.dst_view(), b.at, {forward, {}, streaming}); },
-                  {"same buffer"});
+  require_invalid(
+      [&] {
+        rot8.apply(b.x.data(), 2, 3, b.at, {forward, {}, streaming});
+      },
+      {"streaming stores are for out-of-place calls", "same buffer"});
+  require_invalid(
+      [&] {
+        rot8.apply_qk(b.view(), b.dst_view(), b.at, {forward, {}, streaming});
+      },
+      {"same buffer"});
   require_invalid([&] { rot8.shift(b.view(), 1, streaming); }, {"same buffer"});
   REQUIRE(b.untouched());
 }
@@ -694,12 +705,15 @@ TEST_CASE("E33: streaming stores to a dst not aligned to 64 bytes", "[errors][E3
   const std::int64_t at[] = {1, 2};
   require_invalid(
       [&] {
-        rot8.apply(rope_test::contiguous(src.data(), 2, 3, rot8.head_size()), rope_test::contiguous(dst.data() + first + 1, 2, 3, rot8.head_size()), at, {rope::Direction::forward, {}, streaming});
+        rot8.apply(rope_test::contiguous(src.data(), 2, 3, rot8.head_size()),
+                   rope_test::contiguous(dst.data() + first + 1, 2, 3, rot8.head_size()), at,
+                   {rope::Direction::forward, {}, streaming});
       },
       {"dst aligned to 64 bytes", "dst is 4 bytes past a boundary"});
   REQUIRE(std::all_of(dst.begin(), dst.end(), [](float v) { return v == 0.0f; }));
-  REQUIRE_NOTHROW(
-      rot8.apply(rope_test::contiguous(src.data(), 2, 3, rot8.head_size()), rope_test::contiguous(dst.data() + first, 2, 3, rot8.head_size()), at, {rope::Direction::forward, {}, streaming}));
+  REQUIRE_NOTHROW(rot8.apply(rope_test::contiguous(src.data(), 2, 3, rot8.head_size()),
+                             rope_test::contiguous(dst.data() + first, 2, 3, rot8.head_size()), at,
+                             {rope::Direction::forward, {}, streaming}));
 }
 
 TEST_CASE("E34: a shift by more than 2^53 - 1 positions", "[errors][E34]") {
@@ -904,19 +918,17 @@ TEST_CASE("E48: a multi-axis coordinate outside [0, 2^53 - 1], or null positions
   const std::int64_t past[] = {0, 1, 0, 1, 0, std::int64_t{1} << 53};  // axis-major
   require_out_of_range(
       [&] {
-        mrope8.apply(View<const float>(b.view()), b.dst_view(), rope::Positions::axis_major(past, 3, 2), rope::TokenRange{0, 2});
+        mrope8.apply(View<const float>(b.view()), b.dst_view(),
+                     rope::Positions::axis_major(past, 3, 2), rope::TokenRange{0, 2});
       },
       {"coordinate 2 of token 1, 9007199254740992,"});
   const std::int32_t negative32[] = {-3, 0, 0, 0, 0, 0};
   require_out_of_range(
-      [&] {
-        mrope8.apply_qk(b.view(), b.dst_view(), rope::Positions::token_major(negative32, 3));
-      },
+      [&] { mrope8.apply_qk(b.view(), b.dst_view(), rope::Positions::token_major(negative32, 3)); },
       {"coordinate 0 of token 0, -3,"});
   const auto* none = static_cast<const std::int64_t*>(nullptr);
-  require_invalid(
-      [&] { mrope8.apply(b.x.data(), 2, 3, rope::Positions::token_major(none, 3)); },
-      {"positions is a null pointer"});
+  require_invalid([&] { mrope8.apply(b.x.data(), 2, 3, rope::Positions::token_major(none, 3)); },
+                  {"positions is a null pointer"});
   REQUIRE(b.untouched());
 }
 
@@ -1009,15 +1021,20 @@ TEST_CASE("B2: an empty batch reads and writes nothing, and may pass null pointe
   Batch b;
   float* none = nullptr;
   const std::vector<std::int64_t> no_positions;
-  REQUIRE_NOTHROW(rot8.apply(rope_test::contiguous(b.x.data(), 0, 3, rot8.head_size()), rope_test::contiguous(b.dst.data(), 0, 3, rot8.head_size()), b.at));
-  REQUIRE_NOTHROW(rot8.apply(rope_test::contiguous(b.x.data(), 2, 0, rot8.head_size()), rope_test::contiguous(b.dst.data(), 2, 0, rot8.head_size()), b.at));
-  REQUIRE_NOTHROW(rot8.apply(rope_test::contiguous(none, 0, 3, rot8.head_size()), rope_test::contiguous(none, 0, 3, rot8.head_size()), no_positions.data()));
+  REQUIRE_NOTHROW(rot8.apply(rope_test::contiguous(b.x.data(), 0, 3, rot8.head_size()),
+                             rope_test::contiguous(b.dst.data(), 0, 3, rot8.head_size()), b.at));
+  REQUIRE_NOTHROW(rot8.apply(rope_test::contiguous(b.x.data(), 2, 0, rot8.head_size()),
+                             rope_test::contiguous(b.dst.data(), 2, 0, rot8.head_size()), b.at));
+  REQUIRE_NOTHROW(rot8.apply(rope_test::contiguous(none, 0, 3, rot8.head_size()),
+                             rope_test::contiguous(none, 0, 3, rot8.head_size()),
+                             no_positions.data()));
   REQUIRE_NOTHROW(rot8.apply(none, 0, 0, no_positions.data()));
   REQUIRE_NOTHROW(rot8.apply_qk(View<float>(none, 0, 3, 24, 8), View<float>(none, 0, 1, 8, 8),
                                 no_positions.data()));
   REQUIRE_NOTHROW(rot8.shift(View<float>(none, 0, 3, 24, 8), 5));
   // an empty range of a real batch reads no position
-  REQUIRE_NOTHROW(rot8.apply(View<const float>(b.view()), b.dst_view(), no_positions.data(), rope::TokenRange{1, 1}));
+  REQUIRE_NOTHROW(rot8.apply(View<const float>(b.view()), b.dst_view(), no_positions.data(),
+                             rope::TokenRange{1, 1}));
   const rope::CachedRotary<float> cached({8, Layout::half_split, 0, 0});
   const std::vector<float> table(4 * 4, 1.0f);
   REQUIRE_NOTHROW(cached.apply({table.data(), table.data(), 4}, none, 0, 3, no_positions.data()));
@@ -1041,8 +1058,10 @@ TEST_CASE("B3: rope::unchecked gives the bits of the checked call", "[errors][B3
     two.min_bytes_per_thread = 1;
     const rope::TokenRange all{0, tokens};
     for (const auto direction : {rope::Direction::forward, rope::Direction::inverse}) {
-      rot.apply(src, View<float>::contiguous(checked.data(), tokens, heads, d), positions.data(), {direction, all, two});
-      rot.apply(rope::unchecked, src, View<float>::contiguous(unchecked.data(), tokens, heads, d), positions.data(), {direction, all, two});
+      rot.apply(src, View<float>::contiguous(checked.data(), tokens, heads, d), positions.data(),
+                {direction, all, two});
+      rot.apply(rope::unchecked, src, View<float>::contiguous(unchecked.data(), tokens, heads, d),
+                positions.data(), {direction, all, two});
       REQUIRE(checked == unchecked);
     }
     // apply_qk on a fused [tokens][q heads | k heads] buffer
@@ -1061,7 +1080,7 @@ TEST_CASE("B3: rope::unchecked gives the bits of the checked call", "[errors][B3
 }
 
 TEST_CASE("E53: a batched view whose sequences overlap", "[errors][E53]") {
-  Batch b;  // 2 tokens x 3 heads x 8: one sequence spans 48 elements
+  Batch b;                           // 2 tokens x 3 heads x 8: one sequence spans 48 elements
   std::vector<float> scratch = b.x;  // 2 sequences of 1 token, 24 apart: the span is 24
   REQUIRE_NOTHROW(rot8.apply(View<float>(scratch.data(), 2, 1, 3, 24, 24, 8), b.at));
   const View<float> bad(b.x.data(), 2, 2, 3, 40, 24, 8);  // 2 sequences of 2 tokens

@@ -97,7 +97,9 @@ TEMPLATE_TEST_CASE("Execution::threads: bitwise the single-threaded result", "[e
       std::vector<T> one = x;
       rot.apply(one.data(), tokens, heads, positions.data());
       std::vector<T> one_out(n, T(0));
-      rot.apply(rope_test::contiguous(x.data(), tokens, heads, rot.head_size()), rope_test::contiguous(one_out.data(), tokens, heads, rot.head_size()), positions.data());
+      rot.apply(rope_test::contiguous(x.data(), tokens, heads, rot.head_size()),
+                rope_test::contiguous(one_out.data(), tokens, heads, rot.head_size()),
+                positions.data());
       REQUIRE(same_bits<T>(one_out, one));  // in place and out of place: the same bits
 
       for (const std::size_t threads : {0U, 2U, 3U, 5U, 8U, 64U}) {
@@ -107,10 +109,13 @@ TEMPLATE_TEST_CASE("Execution::threads: bitwise the single-threaded result", "[e
         execution.threads = threads;
         execution.min_bytes_per_thread = 1;  // split even this small batch
         std::vector<T> many = x;
-        rot.apply(many.data(), tokens, heads, positions.data(), {Direction::forward, {}, execution});
+        rot.apply(many.data(), tokens, heads, positions.data(),
+                  {Direction::forward, {}, execution});
         REQUIRE(same_bits<T>(many, one));
         std::vector<T> many_out(n, T(0));
-        rot.apply(rope_test::contiguous(x.data(), tokens, heads, rot.head_size()), rope_test::contiguous(many_out.data(), tokens, heads, rot.head_size()), positions.data(), {Direction::forward, {}, execution});
+        rot.apply(rope_test::contiguous(x.data(), tokens, heads, rot.head_size()),
+                  rope_test::contiguous(many_out.data(), tokens, heads, rot.head_size()),
+                  positions.data(), {Direction::forward, {}, execution});
         REQUIRE(same_bits<T>(many_out, one_out));
 
         // q and k of different head counts, split over threads in one fused call.
@@ -118,7 +123,9 @@ TEMPLATE_TEST_CASE("Execution::threads: bitwise the single-threaded result", "[e
         std::vector<T> q_one = q, k_one = k;
         rot.apply_qk(View<T>::contiguous(q_one.data(), tokens, heads, d),
                      View<T>::contiguous(k_one.data(), tokens, 1, d), positions.data());
-        rot.apply_qk(View<T>::contiguous(q.data(), tokens, heads, d), View<T>::contiguous(k.data(), tokens, 1, d), positions.data(), {Direction::forward, {}, execution});
+        rot.apply_qk(View<T>::contiguous(q.data(), tokens, heads, d),
+                     View<T>::contiguous(k.data(), tokens, 1, d), positions.data(),
+                     {Direction::forward, {}, execution});
         REQUIRE(same_bits<T>(q, q_one));
         REQUIRE(same_bits<T>(k, k_one));
       }
@@ -206,8 +213,12 @@ TEMPLATE_TEST_CASE("Execution::streaming_stores: bitwise the ordinary-store resu
         const auto positions = some_positions(tokens, rng);
         for (const Direction dir : {Direction::forward, Direction::inverse}) {
           Buffer<T> ordinary(n, T(0)), streamed(n, T(0));  // 64-byte aligned on every target
-          rot.apply(rope_test::contiguous(x.data(), tokens, heads, rot.head_size()), rope_test::contiguous(ordinary.data(), tokens, heads, rot.head_size()), positions.data(), dir);
-          rot.apply(rope_test::contiguous(x.data(), tokens, heads, rot.head_size()), rope_test::contiguous(streamed.data(), tokens, heads, rot.head_size()), positions.data(), {dir, {}, streaming});
+          rot.apply(rope_test::contiguous(x.data(), tokens, heads, rot.head_size()),
+                    rope_test::contiguous(ordinary.data(), tokens, heads, rot.head_size()),
+                    positions.data(), dir);
+          rot.apply(rope_test::contiguous(x.data(), tokens, heads, rot.head_size()),
+                    rope_test::contiguous(streamed.data(), tokens, heads, rot.head_size()),
+                    positions.data(), {dir, {}, streaming});
           REQUIRE(same_bits<T>(streamed, ordinary));
         }
       }
@@ -234,7 +245,9 @@ TEMPLATE_TEST_CASE("Alignment: every offset of src and dst gives the same bits",
         INFO("offset " << offset << " elements");
         Buffer<T> in(n + offset), out(n + offset);
         std::copy(x.begin(), x.end(), in.begin() + std::ptrdiff_t(offset));
-        rot.apply(rope_test::contiguous(in.data() + offset, tokens, heads, rot.head_size()), rope_test::contiguous(out.data() + offset, tokens, heads, rot.head_size()), positions.data());
+        rot.apply(rope_test::contiguous(in.data() + offset, tokens, heads, rot.head_size()),
+                  rope_test::contiguous(out.data() + offset, tokens, heads, rot.head_size()),
+                  positions.data());
         rot.apply(in.data() + offset, tokens, heads, positions.data());
         REQUIRE(std::equal(expected.begin(), expected.end(), in.begin() + std::ptrdiff_t(offset),
                            [](T a, T b) { return std::memcmp(&a, &b, sizeof(T)) == 0; }));

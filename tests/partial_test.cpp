@@ -64,7 +64,9 @@ void check_entry_points(const R& rot, std::mt19937_64& rng) {
     {
       INFO("out of place: the pass-through coordinates are copied");
       std::vector<T> y(n, T(-7));
-      rot.apply(rope_test::contiguous(input.data(), tokens, heads, rot.head_size()), rope_test::contiguous(y.data(), tokens, heads, rot.head_size()), positions.data(), dir);
+      rot.apply(rope_test::contiguous(input.data(), tokens, heads, rot.head_size()),
+                rope_test::contiguous(y.data(), tokens, heads, rot.head_size()), positions.data(),
+                dir);
       require_partial_rotation<T>(in, View<const T>::contiguous(y.data(), tokens, heads, d), d,
                                   offset, r, rot.layout(), positions, dir);
     }

@@ -112,8 +112,8 @@ void check_entry_points(const R& rot, std::mt19937_64& rng) {
       rot.apply(buffer.data() + 1, tokens, heads, positions.data(), {dir});
       require_rotation_of<T>(input_view, contiguous(buffer, 1), d, layout, positions, dir);
       std::vector<T> dst(n + 1);
-      rot.apply(input_view, View<T>::contiguous(dst.data() + 1, tokens, heads, d),
-                positions.data(), {dir});
+      rot.apply(input_view, View<T>::contiguous(dst.data() + 1, tokens, heads, d), positions.data(),
+                {dir});
       require_rotation_of<T>(input_view, contiguous(dst, 1), d, layout, positions, dir);
     }
     {
@@ -148,8 +148,8 @@ void check_entry_points(const R& rot, std::mt19937_64& rng) {
       const auto part = [&](const std::vector<T>& v) {
         return View<const T>(v.data() + heads * d, 3, heads, heads * d, d);
       };
-      require_rotation_of<T>(part(input), part(x), d, layout, {positions[1], positions[2], positions[3]},
-                             dir);
+      require_rotation_of<T>(part(input), part(x), d, layout,
+                             {positions[1], positions[2], positions[3]}, dir);
       REQUIRE(std::equal(x.begin(), x.begin() + long(heads * d), input.begin()));
       REQUIRE(std::equal(x.end() - long(heads * d), x.end(), input.end() - long(heads * d)));
     }

@@ -173,8 +173,8 @@ class WorstCoordinate {
 };
 
 // Checks every head of `got` against the reference rotation of the same head of `input`
-// (token t at positions[t], tokens counted over the batch), coordinate by coordinate, with coordinate_bound<T>. Reports the
-// worst coordinate.
+// (token t at positions[t], tokens counted over the batch), coordinate by coordinate, with
+// coordinate_bound<T>. Reports the worst coordinate.
 template <class T>
 void require_rotation_of(rope::View<const T> input, rope::View<const T> got, std::size_t d,
                          rope::Layout layout, const std::vector<std::int64_t>& positions,

@@ -36,7 +36,9 @@ TEMPLATE_TEST_CASE("Rotary: 8 threads sharing one const Rotary get the bits of o
     positions.push_back(p);
   }
   const auto run = [&](std::size_t i, std::vector<T>& out, std::vector<T>& qk) {
-    rot.apply(rope_test::contiguous(inputs[i].data(), tokens, heads, rot.head_size()), rope_test::contiguous(out.data(), tokens, heads, rot.head_size()), positions[i].data());
+    rot.apply(rope_test::contiguous(inputs[i].data(), tokens, heads, rot.head_size()),
+              rope_test::contiguous(out.data(), tokens, heads, rot.head_size()),
+              positions[i].data());
     const std::size_t row = (heads + kv_heads) * d;
     rot.apply_qk(rope::View<T>(qk.data(), tokens, heads, row, d),
                  rope::View<T>(qk.data() + heads * d, tokens, kv_heads, row, d),

@@ -105,7 +105,8 @@ class Axes {
           }
           break;
         }
-        if (count_ != 3) detail::invalid("rope: interleaved M-RoPE needs 3 sections, got %zu", count_);
+        if (count_ != 3)
+          detail::invalid("rope: interleaved M-RoPE needs 3 sections, got %zu", count_);
         std::size_t taken[3] = {0, 0, 0};
         for (std::size_t i = 0; i < pairs; ++i) {
           if (i % 3 == 1 && i < 3 * section_[1]) {
@@ -117,25 +118,28 @@ class Axes {
         }
         for (std::size_t a = 0; a < 3; ++a) {
           if (taken[a] != section_[a]) {
-            detail::invalid("rope: interleaved section %zu is %zu pairs but the rule i mod 3 gives "
-                            "axis %zu %zu pairs",
-                            a, section_[a], a, taken[a]);
+            detail::invalid(
+                "rope: interleaved section %zu is %zu pairs but the rule i mod 3 gives "
+                "axis %zu %zu pairs",
+                a, section_[a], a, taken[a]);
           }
         }
         break;
       }
       case Kind::axial:
         if (pairs % count_ != 0) {
-          detail::invalid("rope: axial RoPE splits %zu pairs into %zu equal blocks: %zu is not a "
-                          "multiple of %zu",
-                          pairs, count_, pairs, count_);
+          detail::invalid(
+              "rope: axial RoPE splits %zu pairs into %zu equal blocks: %zu is not a "
+              "multiple of %zu",
+              pairs, count_, pairs, count_);
         }
         for (std::size_t i = 0; i < pairs; ++i) axis[i] = std::uint8_t(i / (pairs / count_));
         break;
       case Kind::custom:
         if (axis_of_pair_.size() != pairs) {
-          detail::invalid("rope: the custom axis map has %zu pairs but the rotary dimension has %zu",
-                          axis_of_pair_.size(), pairs);
+          detail::invalid(
+              "rope: the custom axis map has %zu pairs but the rotary dimension has %zu",
+              axis_of_pair_.size(), pairs);
         }
         for (std::size_t i = 0; i < pairs; ++i) {
           if (axis_of_pair_[i] >= count_) {
@@ -151,16 +155,18 @@ class Axes {
 
   /// θ of each pair, and the attention factor, for a rotary dimension, base and scaling (the
   /// arguments of rope::frequencies). Throws as rope::frequencies and axis_of_pairs do.
-  ROPE_DETAIL_COLD Frequencies frequencies(std::size_t rotary_dim, double base, const Scaling& scaling,
-                          double sequence_length, Angles angles) const {
+  ROPE_DETAIL_COLD Frequencies frequencies(std::size_t rotary_dim, double base,
+                                           const Scaling& scaling, double sequence_length,
+                                           Angles angles) const {
     const std::size_t pairs = rotary_dim / 2;
     axis_of_pairs(pairs);  // the map's checks
     if (kind_ != Kind::axial) {
       Frequencies all = rope::frequencies(rotary_dim, base, scaling, sequence_length, angles);
       if (kind_ != Kind::custom || theta_index_.empty()) return all;
       if (theta_index_.size() != pairs) {
-        detail::invalid("rope: the custom theta_index has %zu pairs but the rotary dimension has %zu",
-                        theta_index_.size(), pairs);
+        detail::invalid(
+            "rope: the custom theta_index has %zu pairs but the rotary dimension has %zu",
+            theta_index_.size(), pairs);
       }
       Frequencies picked{std::vector<double>(pairs), all.attention_factor};
       for (std::size_t i = 0; i < pairs; ++i) {

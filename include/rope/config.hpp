@@ -6,8 +6,10 @@
 //                                   (-fno-exceptions) it prints the message and aborts.
 #pragma once
 
-#if !defined(__cplusplus) || (__cplusplus < 201703L && !(defined(_MSVC_LANG) && _MSVC_LANG >= 201703L))
-#error "rope needs C++17 or later: compile with -std=c++17 (CMake: target_link_libraries(... rope::rope) requests it)"
+#if !defined(__cplusplus) || \
+    (__cplusplus < 201703L && !(defined(_MSVC_LANG) && _MSVC_LANG >= 201703L))
+#error \
+    "rope needs C++17 or later: compile with -std=c++17 (CMake: target_link_libraries(... rope::rope) requests it)"
 #define ROPE_BELOW_CXX17 1
 #else
 
@@ -69,7 +71,8 @@ inline void invalid(const char* format, ...) {
 }
 
 // Throws std::out_of_range (through ROPE_THROW) with the formatted message.
-[[noreturn]] ROPE_DETAIL_COLD inline void out_of_range(const char* format, ...) ROPE_DETAIL_PRINTF(1, 2);
+[[noreturn]] ROPE_DETAIL_COLD inline void out_of_range(const char* format, ...)
+    ROPE_DETAIL_PRINTF(1, 2);
 inline void out_of_range(const char* format, ...) {
   std::va_list arguments;
   va_start(arguments, format);

@@ -4,10 +4,10 @@
 #include <rope/config.hpp>
 #if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
 
-#include <rope/layout.hpp>
-
 #include <cstddef>
 #include <optional>
+
+#include <rope/layout.hpp>
 
 namespace rope {
 
@@ -43,7 +43,8 @@ struct Execution {
 ///
 ///     rot.apply(src, dst, positions, rope::Direction::inverse);
 ///     rot.apply(src, dst, positions, rope::TokenRange{0, 16});
-///     rot.apply(src, dst, positions, {rope::Direction::forward, rope::TokenRange{0, 16}, execution});
+///     rot.apply(src, dst, positions, {rope::Direction::forward, rope::TokenRange{0, 16},
+///     execution});
 struct Call {
   /// R_m, or its inverse R_mᵀ (un-rotating, and the backward pass).
   Direction direction = Direction::forward;

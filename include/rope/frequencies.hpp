@@ -28,7 +28,8 @@ namespace rope {
 ///
 /// Throws std::invalid_argument if head_size is zero or odd, or base is not a finite
 /// number > 0.
-ROPE_DETAIL_COLD inline std::vector<double> inverse_frequencies(std::size_t head_size, double base = 10000.0) {
+ROPE_DETAIL_COLD inline std::vector<double> inverse_frequencies(std::size_t head_size,
+                                                                double base = 10000.0) {
   if (head_size == 0 || head_size % 2 != 0) {
     detail::invalid("rope: head_size %zu must be even and at least 2", head_size);
   }
@@ -46,7 +47,8 @@ ROPE_DETAIL_COLD inline std::vector<double> inverse_frequencies(std::size_t head
 
 /// θ_j as HuggingFace computes it in float32: 1 / base^(2j/d), with 2j/d, the power and the
 /// reciprocal each rounded to float (returned as double, each value a float).
-ROPE_DETAIL_COLD inline std::vector<double> inverse_frequencies_float32(std::size_t head_size, double base) {
+ROPE_DETAIL_COLD inline std::vector<double> inverse_frequencies_float32(std::size_t head_size,
+                                                                        double base) {
   inverse_frequencies(head_size, base);  // the same argument checks
   const float b = static_cast<float>(base), d = static_cast<float>(head_size);
   std::vector<double> theta(head_size / 2);
@@ -155,8 +157,8 @@ inline void require_positive(const char* name, double value) {
 inline void require_factors(const char* name, const std::vector<double>& factors,
                             std::size_t pairs) {
   if (factors.size() != pairs) {
-    invalid("rope: %s has %zu values but the rotary dimension has %zu pairs", name,
-            factors.size(), pairs);
+    invalid("rope: %s has %zu values but the rotary dimension has %zu pairs", name, factors.size(),
+            pairs);
   }
   for (const double f : factors) require_positive(name, f);
 }
@@ -206,8 +208,7 @@ ROPE_DETAIL_COLD inline Frequencies dynamic_ntk(const DynamicNTK& s, SchemeInput
   require_positive("DynamicNTK::factor", s.factor);
   require_positive("DynamicNTK::max_position_embeddings", s.max_position_embeddings);
   if (in.sequence_length <= s.max_position_embeddings) return {std::move(in.theta), 1.0};
-  const double stretch =
-      s.factor * in.sequence_length / s.max_position_embeddings - (s.factor - 1);
+  const double stretch = s.factor * in.sequence_length / s.max_position_embeddings - (s.factor - 1);
   return {in.theta_for(ntk_base(in.d, in.base, stretch)), 1.0};
 }
 
@@ -321,7 +322,8 @@ ROPE_DETAIL_COLD inline Frequencies frequency_factors(const FrequencyFactors& s,
 /// high_freq_factor ≤ low_freq_factor, a sequence_length that is negative or not finite, a θ_j
 /// so large that m·θ_j overflows below m = 2^53, or an odd or zero d.
 ROPE_DETAIL_COLD inline Frequencies frequencies(std::size_t d, double base, const Scaling& scaling,
-                               double sequence_length = 0, Angles angles = Angles::exact) {
+                                                double sequence_length = 0,
+                                                Angles angles = Angles::exact) {
   detail::SchemeInput in{d, base, {}, sequence_length, angles};
   in.theta = in.theta_for(base);
   if (!(sequence_length >= 0.0) || !std::isfinite(sequence_length)) {
@@ -354,9 +356,10 @@ ROPE_DETAIL_COLD inline Frequencies frequencies(std::size_t d, double base, cons
   // Every angle m·θ_j, m < 2^53, must be a finite double (only a caller's θ can be this large).
   for (std::size_t j = 0; j < result.theta.size(); ++j) {
     if (!std::isfinite(result.theta[j] * 9007199254740991.0)) {
-      detail::invalid("rope: theta_%zu %s is too large: the angle at position 2^53 - 1 would "
-                      "overflow",
-                      j, detail::number(result.theta[j]).c_str());
+      detail::invalid(
+          "rope: theta_%zu %s is too large: the angle at position 2^53 - 1 would "
+          "overflow",
+          j, detail::number(result.theta[j]).c_str());
     }
   }
   return result;

@@ -48,15 +48,17 @@ class Table {
       detail::invalid("rope: the table needs at least one frequency, got 0");
     }
     if (!(std::abs(scale) <= static_cast<double>(std::numeric_limits<T>::max()))) {
-      detail::invalid("rope: the attention factor %s is not a finite value of the table's type "
-                      "(largest %s)",
-                      detail::number(scale).c_str(),
-                      detail::number(static_cast<double>(std::numeric_limits<T>::max())).c_str());
+      detail::invalid(
+          "rope: the attention factor %s is not a finite value of the table's type "
+          "(largest %s)",
+          detail::number(scale).c_str(),
+          detail::number(static_cast<double>(std::numeric_limits<T>::max())).c_str());
     }
     if (positions > max_size() / head_size_) {
-      detail::invalid("rope: a table of %zu positions x %zu entries exceeds the limit of %zu "
-                      "elements",
-                      positions, head_size_, max_size());
+      detail::invalid(
+          "rope: a table of %zu positions x %zu entries exceeds the limit of %zu "
+          "elements",
+          positions, head_size_, max_size());
     }
     data_.resize(positions * head_size_);
     for (std::size_t m = 0; m < positions; ++m) {

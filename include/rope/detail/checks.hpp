@@ -80,9 +80,10 @@ inline void check_view(const char* name, const Geometry& view, std::size_t head_
             inner_count * inner);
   }
   if (view.batches > 1 && view.batch_stride < view.span(head_size)) {
-    invalid("rope: %s batch_stride %zu is smaller than the span of one sequence, %zu elements: "
-            "sequences would overlap",
-            name, view.elements(view.batch_stride), view.elements(view.span(head_size)));
+    invalid(
+        "rope: %s batch_stride %zu is smaller than the span of one sequence, %zu elements: "
+        "sequences would overlap",
+        name, view.elements(view.batch_stride), view.elements(view.span(head_size)));
   }
 }
 
@@ -94,8 +95,8 @@ inline void check_head_size(std::size_t head_size) {
 
 // The head size must be even, and the rotated slice [offset, offset + rotary_dim) even and inside
 // the head; rotary_dim 0 means the whole head. Returns the rotary_dim.
-ROPE_DETAIL_COLD inline std::size_t checked_rotary_dim(std::size_t head_size, std::size_t rotary_dim,
-                                      std::size_t offset) {
+ROPE_DETAIL_COLD inline std::size_t checked_rotary_dim(std::size_t head_size,
+                                                       std::size_t rotary_dim, std::size_t offset) {
   check_head_size(head_size);
   const std::size_t dim = rotary_dim == 0 ? head_size : rotary_dim;
   if (dim % 2 != 0) invalid("rope: rotary_dim %zu must be even", dim);
@@ -110,12 +111,13 @@ inline void check_same_shape(const char* a_name, const Geometry& a, const char* 
                              const Geometry& b) {
   if (a.batches == b.batches && a.tokens == b.tokens && a.heads == b.heads) return;
   if (a.batches == 1 && b.batches == 1) {
-    invalid("rope: %s is %zu tokens x %zu heads but %s is %zu tokens x %zu heads", a_name,
-            a.tokens, a.heads, b_name, b.tokens, b.heads);
+    invalid("rope: %s is %zu tokens x %zu heads but %s is %zu tokens x %zu heads", a_name, a.tokens,
+            a.heads, b_name, b.tokens, b.heads);
   }
-  invalid("rope: %s is %zu sequences x %zu tokens x %zu heads but %s is %zu sequences x %zu "
-          "tokens x %zu heads",
-          a_name, a.batches, a.tokens, a.heads, b_name, b.batches, b.tokens, b.heads);
+  invalid(
+      "rope: %s is %zu sequences x %zu tokens x %zu heads but %s is %zu sequences x %zu "
+      "tokens x %zu heads",
+      a_name, a.batches, a.tokens, a.heads, b_name, b.batches, b.tokens, b.heads);
 }
 
 // The heads of one sequence of a view that passed check_view, as byte addresses: head (t, h)
@@ -239,12 +241,11 @@ inline void check_disjoint(const char* a_name, const Geometry& a, const char* b_
                              at, bt)) {
         continue;
       }
-      invalid("rope: %s head (token %zu, head %zu) overlaps %s head (token %zu, head %zu): %s and "
-              "%s %s",
-              a_name, i * a.tokens + at[0], at[1], b_name, j * b.tokens + bt[0], bt[1], a_name,
-              b_name,
-              in_place_allowed ? "must be the same heads (in place) or disjoint"
-                               : "must be disjoint");
+      invalid(
+          "rope: %s head (token %zu, head %zu) overlaps %s head (token %zu, head %zu): %s and "
+          "%s %s",
+          a_name, i * a.tokens + at[0], at[1], b_name, j * b.tokens + bt[0], bt[1], a_name, b_name,
+          in_place_allowed ? "must be the same heads (in place) or disjoint" : "must be disjoint");
     }
   }
 }
@@ -310,14 +311,16 @@ inline constexpr std::size_t kStreamingAlignment = 64;
 
 inline void check_streaming(const Geometry& src, const Geometry& dst) {
   if (src.data == dst.data) {
-    invalid("rope: streaming stores are for out-of-place calls, but src and dst are the same "
-            "buffer");
+    invalid(
+        "rope: streaming stores are for out-of-place calls, but src and dst are the same "
+        "buffer");
   }
   const std::size_t misalignment = dst.data % kStreamingAlignment;
   if (misalignment != 0) {
-    invalid("rope: streaming stores need dst aligned to %zu bytes, but dst is %zu bytes past a "
-            "boundary",
-            kStreamingAlignment, misalignment);
+    invalid(
+        "rope: streaming stores need dst aligned to %zu bytes, but dst is %zu bytes past a "
+        "boundary",
+        kStreamingAlignment, misalignment);
   }
 }
 

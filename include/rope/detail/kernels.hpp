@@ -99,7 +99,8 @@ void rotate_half_split(const TokenHeads<T>& heads, const compute_t<T>* row, Inde
   const Index h = Half == Eigen::Dynamic ? half : Half;
   // Main part: cos and sin registers take at most half the register file.
   const Index done = for_each_chunk<simd::kRegisters / 4, simd::kLanes<C>, Half>(
-      h, 0, [&](auto n, Index j) { half_split_chunk<decltype(n)::value>(heads, row, h, j, inverse); });
+      h, 0,
+      [&](auto n, Index j) { half_split_chunk<decltype(n)::value>(heads, row, h, j, inverse); });
   // Remainder: the last h mod kLanes pairs, one at a time.
   for (std::size_t n = 0; n < heads.count && done < h; ++n) {
     const T* x = heads.src + n * heads.src_stride;
@@ -154,7 +155,8 @@ void rotate_interleaved(const TokenHeads<T>& heads, const compute_t<T>* row, Ind
   const Index h = Half == Eigen::Dynamic ? half : Half;
   // Main part: e^{iφ} registers take at most half the register file.
   const Index done = for_each_chunk<simd::kRegisters / 2, simd::kLanes<std::complex<C>>, Half>(
-      h, 0, [&](auto n, Index j) { interleaved_chunk<decltype(n)::value>(heads, row, j, inverse); });
+      h, 0,
+      [&](auto n, Index j) { interleaved_chunk<decltype(n)::value>(heads, row, j, inverse); });
   // Remainder: pairs not covered by whole registers, one at a time.
   for (std::size_t n = 0; n < heads.count && done < h; ++n) {
     const T* x = heads.src + n * heads.src_stride;

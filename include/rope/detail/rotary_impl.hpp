@@ -22,7 +22,8 @@ namespace rope {
 template <class T, int Dim>
 Rotary<T, Dim>::Rotary(const Options& options)
     : head_size_(checked_head_size(options.head_size)),
-      rotary_dim_(detail::checked_rotary_dim(head_size_, options.rotary_dim, options.rotary_offset)),
+      rotary_dim_(
+          detail::checked_rotary_dim(head_size_, options.rotary_dim, options.rotary_offset)),
       rotary_offset_(options.rotary_offset),
       base_(options.base),
       frequencies_(options.axes.frequencies(rotary_dim_, options.base, options.scaling,
@@ -125,24 +126,26 @@ template <class T, int Dim>
 std::size_t Rotary<T, Dim>::checked_positions(const Options& options, std::size_t rotary_dim) {
   const std::size_t row_bytes = rotary_dim * sizeof(Compute);
   if (options.max_positions > options.table_memory_limit / row_bytes) {
-    detail::invalid("rope: a table of max_positions %zu x %zu bytes exceeds table_memory_limit %zu "
-                    "bytes (at most %zu positions)",
-                    options.max_positions, row_bytes, options.table_memory_limit,
-                    options.table_memory_limit / row_bytes);
+    detail::invalid(
+        "rope: a table of max_positions %zu x %zu bytes exceeds table_memory_limit %zu "
+        "bytes (at most %zu positions)",
+        options.max_positions, row_bytes, options.table_memory_limit,
+        options.table_memory_limit / row_bytes);
   }
   return options.max_positions;
 }
 
 template <class T, int Dim>
 detail::RowsOfTable<compute_t<T>> Rotary<T, Dim>::rows() const noexcept {
-  return {&table_, &frequencies_.theta, frequencies_.attention_factor, angles_, axes_,
-          &axis_of_entry_, &runs_};
+  return {
+      &table_, &frequencies_.theta, frequencies_.attention_factor, angles_, axes_, &axis_of_entry_,
+      &runs_};
 }
 
 template <class T, int Dim>
 template <class Source>
-void Rotary<T, Dim>::rotate(const Source& source, const detail::Job<T>* jobs,
-                            std::size_t job_count, TokenRange range, Direction direction,
+void Rotary<T, Dim>::rotate(const Source& source, const detail::Job<T>* jobs, std::size_t job_count,
+                            TokenRange range, Direction direction,
                             const Execution& execution) const {
   const detail::Slice slice{rotary_offset_, rotary_dim_, head_size_};
   if constexpr (Dim != Eigen::Dynamic) {

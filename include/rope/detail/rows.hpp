@@ -27,21 +27,24 @@ struct AxisRun {
   std::size_t first, last, axis;
 };
 
-ROPE_DETAIL_COLD inline std::vector<AxisRun> runs_of(const std::vector<std::uint8_t>& axis_of_pair) {
+ROPE_DETAIL_COLD inline std::vector<AxisRun> runs_of(
+    const std::vector<std::uint8_t>& axis_of_pair) {
   std::vector<AxisRun> runs;
   for (std::size_t i = 0; i < axis_of_pair.size(); ++i) {
-    if (runs.empty() || runs.back().axis != axis_of_pair[i]) runs.push_back({i, i, axis_of_pair[i]});
+    if (runs.empty() || runs.back().axis != axis_of_pair[i])
+      runs.push_back({i, i, axis_of_pair[i]});
     runs.back().last = i + 1;
   }
   return runs;
 }
 
 // The axis of each entry of a row, in the row's order.
-ROPE_DETAIL_COLD inline std::vector<std::uint8_t> entries_of(const std::vector<std::uint8_t>& axis_of_pair,
-                                            Layout layout) {
+ROPE_DETAIL_COLD inline std::vector<std::uint8_t> entries_of(
+    const std::vector<std::uint8_t>& axis_of_pair, Layout layout) {
   const std::size_t half = axis_of_pair.size();
   std::vector<std::uint8_t> axis(2 * half);
-  for (std::size_t j = 0; j < half; ++j) put_pair(layout, half, j, axis_of_pair[j], axis_of_pair[j], axis.data());
+  for (std::size_t j = 0; j < half; ++j)
+    put_pair(layout, half, j, axis_of_pair[j], axis_of_pair[j], axis.data());
   return axis;
 }
 

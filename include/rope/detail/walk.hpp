@@ -73,8 +73,8 @@ using Kernel = void (*)(const TokenHeads<T>&, const compute_t<T>*, Index, bool);
 // price of compiling the kernels once, and streaming only pays on buffers far larger than the
 // cache, where the pass is bound by memory, not by the copy.
 template <class T>
-void rotate_streaming(Kernel<T> kernel, const Job<T>& job, std::size_t t,
-                      const compute_t<T>* row, const Slice& slice, bool inverse,
+void rotate_streaming(Kernel<T> kernel, const Job<T>& job, std::size_t t, const compute_t<T>* row,
+                      const Slice& slice, bool inverse,
                       std::vector<T, Eigen::aligned_allocator<T>>& buffer) {
   const std::size_t d = slice.head_size, heads = job.src.heads();
   const std::size_t group = std::max<std::size_t>(1, (16 * 1024) / (d * sizeof(T)));
@@ -103,7 +103,7 @@ void walk(const Source& source, Layout layout, bool inverse, bool streaming, con
   const Kernel<T> kernel =
       layout == Layout::interleaved ? &rotate_interleaved<Half, T> : &rotate_half_split<Half, T>;
   const auto half = static_cast<Index>(slice.rotary_dim / 2);
-  std::vector<C> scratch;                                // a row the source computes
+  std::vector<C> scratch;                              // a row the source computes
   std::vector<T, Eigen::aligned_allocator<T>> buffer;  // streaming stores only
   for (std::size_t t = tokens.first; t < tokens.last; ++t) {
     const C* row = source.row(t, scratch);
