@@ -28,10 +28,18 @@ using rope::View;
 template <class T>
 using Buffer = std::vector<T, Eigen::aligned_allocator<T>>;
 
-// Bitwise equality, so that −0 ≠ +0 and NaN payloads count.
+// Bitwise equality, so that −0 ≠ +0 and NaN payloads count; a difference is reported with the
+// first element that differs.
 template <class T, class A, class B>
 bool same_bits(const A& a, const B& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (std::memcmp(&a[i], &b[i], sizeof(T)) != 0) {
+      UNSCOPED_INFO("element " << i << " differs: " << double(a[i]) << " against " << double(b[i]));
+      return false;
+    }
+  }
+  return true;
 }
 
 constexpr std::size_t kTable = 64;

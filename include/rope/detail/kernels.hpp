@@ -21,6 +21,7 @@
 #include <rope/config.hpp>
 #if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
 
+#include <algorithm>
 #include <complex>
 #include <cstddef>
 #include <type_traits>
@@ -91,6 +92,34 @@ void half_split_chunk(const TokenHeads<T>& heads, const compute_t<T>* row, Index
   }
 }
 
+// The pairs [done, h) of every head, fewer than one register, as one zero-padded register.
+template <class T>
+void remainder_half_split(const TokenHeads<T>& heads, const compute_t<T>* row, Index h, Index done,
+                          bool inverse) {
+  using C = compute_t<T>;
+  using P = simd::Packet<C>;
+  constexpr Index L = simd::kLanes<C>;
+  const auto r = static_cast<std::size_t>(h - done);
+  alignas(64) C cos[L] = {}, sin[L] = {};
+  for (std::size_t k = 0; k < r; ++k) {
+    cos[k] = row[done + Index(k)];
+    sin[k] = inverse ? -row[h + done + Index(k)] : row[h + done + Index(k)];
+  }
+  const P c = simd::load<P>(cos), s = simd::load<P>(sin);
+  alignas(64) T a[L] = {}, b[L] = {};
+  for (std::size_t n = 0; n < heads.count; ++n) {
+    const T* x = heads.src + n * heads.src_stride;
+    T* y = heads.dst + n * heads.dst_stride;
+    std::copy(x + done, x + h, a);
+    std::copy(x + h + done, x + 2 * h, b);
+    const P pa = simd::load<P>(a), pb = simd::load<P>(b);
+    simd::store(a, simd::sub(simd::mul(pa, c), simd::mul(pb, s)));
+    simd::store(b, simd::add(simd::mul(pb, c), simd::mul(pa, s)));
+    std::copy(a, a + r, y + done);
+    std::copy(b, b + r, y + h + done);
+  }
+}
+
 // Half is h when the head size is fixed at compile time (loop bounds become constants).
 template <int Half, class T>
 void rotate_half_split(const TokenHeads<T>& heads, const compute_t<T>* row, Index half,
@@ -101,17 +130,11 @@ void rotate_half_split(const TokenHeads<T>& heads, const compute_t<T>* row, Inde
   const Index done = for_each_chunk<simd::kRegisters / 4, simd::kLanes<C>, Half>(
       h, 0,
       [&](auto n, Index j) { half_split_chunk<decltype(n)::value>(heads, row, h, j, inverse); });
-  // Remainder: the last h mod kLanes pairs, one at a time.
-  for (std::size_t n = 0; n < heads.count && done < h; ++n) {
-    const T* x = heads.src + n * heads.src_stride;
-    T* y = heads.dst + n * heads.dst_stride;
-    for (Index j = done; j < h; ++j) {
-      const C a = C(x[j]), b = C(x[h + j]);
-      const C c = row[j], s = inverse ? -row[h + j] : row[h + j];
-      y[j] = T(a * c - b * s);
-      y[h + j] = T(b * c + a * s);
-    }
-  }
+  // Remainder: the last r = h − done < L pairs, through the same packet arithmetic as the main
+  // part, on copies padded with zeros. A scalar loop here would be vectorised by the compiler
+  // behind a run-time alias check, and with a·c − b·s contracted into FMAs differently in its
+  // two versions, a pair's bits would depend on the buffers' addresses.
+  if (done < h) remainder_half_split(heads, row, h, done, inverse);
 }
 
 // ---- interleaved ---------------------------------------------------------------------------
@@ -148,6 +171,28 @@ void interleaved_chunk(const TokenHeads<T>& heads, const compute_t<T>* row, Inde
   }
 }
 
+// The pairs [done, h) of every head, fewer than one register, as one zero-padded register.
+template <class T>
+void remainder_interleaved(const TokenHeads<T>& heads, const compute_t<T>* row, Index h, Index done,
+                           bool inverse) {
+  using C = compute_t<T>;
+  using Z = simd::ComplexPacket<C>;
+  constexpr Index L = simd::kLanes<std::complex<C>>;
+  const auto values = static_cast<std::size_t>(2 * (h - done));
+  alignas(64) C e[2 * L] = {};
+  std::copy(row + 2 * done, row + 2 * h, e);
+  Z ez = simd::load<Z>(e);
+  if (inverse) ez = simd::conjugate(ez);
+  alignas(64) T z[2 * L] = {};
+  for (std::size_t n = 0; n < heads.count; ++n) {
+    const T* x = heads.src + n * heads.src_stride;
+    T* y = heads.dst + n * heads.dst_stride;
+    std::copy(x + 2 * done, x + 2 * h, z);
+    simd::store(z, simd::mul(simd::load<Z>(z), ez));
+    std::copy(z, z + values, y + 2 * done);
+  }
+}
+
 template <int Half, class T>
 void rotate_interleaved(const TokenHeads<T>& heads, const compute_t<T>* row, Index half,
                         bool inverse) {
@@ -157,17 +202,9 @@ void rotate_interleaved(const TokenHeads<T>& heads, const compute_t<T>* row, Ind
   const Index done = for_each_chunk<simd::kRegisters / 2, simd::kLanes<std::complex<C>>, Half>(
       h, 0,
       [&](auto n, Index j) { interleaved_chunk<decltype(n)::value>(heads, row, j, inverse); });
-  // Remainder: pairs not covered by whole registers, one at a time.
-  for (std::size_t n = 0; n < heads.count && done < h; ++n) {
-    const T* x = heads.src + n * heads.src_stride;
-    T* y = heads.dst + n * heads.dst_stride;
-    for (Index j = done; j < h; ++j) {
-      const C a = C(x[2 * j]), b = C(x[2 * j + 1]);
-      const C c = row[2 * j], s = inverse ? -row[2 * j + 1] : row[2 * j + 1];
-      y[2 * j] = T(a * c - b * s);
-      y[2 * j + 1] = T(b * c + a * s);
-    }
-  }
+  // Remainder: the pairs not covered by whole registers, as one zero-padded register (as for
+  // half_split, so that their bits do not depend on the buffers' addresses).
+  if (done < h) remainder_interleaved(heads, row, h, done, inverse);
 }
 
 }  // namespace rope::detail
