@@ -131,7 +131,7 @@ TEMPLATE_TEST_CASE("Determinism: the bits do not depend on where src and dst lie
   // -ffp-contract=fast), so their bits depended on the distance between src and dst.
   using T = TestType;
   std::mt19937_64 rng(21);
-  for (const std::size_t d : {6, 8, 34, 130}) {
+  for (const std::size_t d : {std::size_t{6}, std::size_t{8}, std::size_t{34}, std::size_t{130}}) {
     for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
       INFO("head size " << d << ", " << rope::to_string(layout));
       rope::Options options;

@@ -1,4 +1,5 @@
-// The bodies of rope::Rotary's members (rotary.hpp declares and documents them). The heavy
+// The bodies of rope::Rotary's members (rotary.hpp declares and documents them, and includes this
+// file after the class). The heavy
 // members are defined out of the class, so that the compiled mode's extern template declarations
 // (rope/compiled.hpp) keep them out of a user's translation unit.
 #pragma once
@@ -15,7 +16,6 @@
 #include <rope/detail/checks.hpp>
 #include <rope/detail/rows.hpp>
 #include <rope/detail/walk.hpp>
-#include <rope/rotary.hpp>
 
 namespace rope {
 
