@@ -189,6 +189,25 @@ void check_entry_points(const R& rot, std::mt19937_64& rng) {
       const auto bshd = View<T>::batch_seq_heads(out.data(), batch, seq, heads, d);
       rot.apply(in, bshd, at.data(), {dir});
       require_rotation_of<T>(in, View<const T>(bshd), d, layout, at, dir);
+      // The same, indexed by hand: element (b, h, s, i) of [B, H, S, D] at ((b·H + h)·S + s)·d
+      // + i and of [B, S, H, D] at ((b·S + s)·H + h)·d + i, at position at[b·S + s]; one head
+      // at a time, so that no View maps the indices for the oracle.
+      for (std::size_t b = 0; b < batch; ++b) {
+        for (std::size_t s = 0; s < seq; ++s) {
+          for (std::size_t h = 0; h < heads; ++h) {
+            INFO("sequence " << b << ", token " << s << ", head " << h);
+            const std::size_t by_head = ((b * heads + h) * seq + s) * d;
+            const std::size_t by_token = ((b * seq + s) * heads + h) * d;
+            const auto one = [&](const std::vector<T>& v, std::size_t at_element) {
+              return View<const T>::contiguous(v.data() + at_element, 1, 1, d);
+            };
+            require_rotation_of<T>(one(bhsd, by_head), one(x, by_head), d, layout,
+                                   {at[b * seq + s]}, dir);
+            require_rotation_of<T>(one(bhsd, by_head), one(out, by_token), d, layout,
+                                   {at[b * seq + s]}, dir);
+          }
+        }
+      }
       // Consecutive positions restart in every sequence.
       std::vector<T> z = bhsd;
       rot.apply(View<T>::batch_heads_seq(z.data(), batch, heads, seq, d),
