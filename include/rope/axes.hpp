@@ -6,8 +6,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <stdexcept>
-#include <string>
 #include <utility>
 #include <vector>
 

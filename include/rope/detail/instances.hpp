@@ -7,12 +7,15 @@
 #include <rope/config.hpp>
 #if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
 
-#define ROPE_DETAIL_ROTARY_INSTANCES(X)                                                           \
-  X(float, Eigen::Dynamic)                                                                        \
-  X(float, 64) X(float, 128) X(float, 256) X(double, Eigen::Dynamic) X(double, 64) X(double, 128) \
-      X(double, 256) X(Eigen::half, Eigen::Dynamic) X(Eigen::half, 64) X(Eigen::half, 128)        \
-          X(Eigen::half, 256) X(Eigen::bfloat16, Eigen::Dynamic) X(Eigen::bfloat16, 64)           \
-              X(Eigen::bfloat16, 128) X(Eigen::bfloat16, 256)
+// A table, one type a line; clang-format 14 reflows it differently on each pass.
+// clang-format off
+#define ROPE_DETAIL_ROTARY_SIZES(X, T) X(T, Eigen::Dynamic) X(T, 64) X(T, 128) X(T, 256)
+#define ROPE_DETAIL_ROTARY_INSTANCES(X)      \
+  ROPE_DETAIL_ROTARY_SIZES(X, float)         \
+  ROPE_DETAIL_ROTARY_SIZES(X, double)        \
+  ROPE_DETAIL_ROTARY_SIZES(X, Eigen::half)   \
+  ROPE_DETAIL_ROTARY_SIZES(X, Eigen::bfloat16)
+// clang-format on
 
 #define ROPE_DETAIL_CACHED_INSTANCES(C) C(float) C(double) C(Eigen::half) C(Eigen::bfloat16)
 

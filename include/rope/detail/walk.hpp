@@ -69,9 +69,9 @@ template <class T>
 using Kernel = void (*)(const TokenHeads<T>&, const compute_t<T>*, Index, bool);
 
 // Streaming stores: rotates a group of heads of token t into `buffer` with the ordinary kernel,
-// then copies each head to dst with non-temporal stores. The extra copy stays in L1; it is the
-// price of compiling the kernels once, and streaming only pays on buffers far larger than the
-// cache, where the pass is bound by memory, not by the copy.
+// then copies each head to dst with non-temporal stores, so that the kernels are compiled once
+// whatever the stores. Measured, the extra pass through the buffer costs about what the stores
+// save (docs/design.md, "Pay for what you use").
 template <class T>
 void rotate_streaming(Kernel<T> kernel, const Job<T>& job, std::size_t t, const compute_t<T>* row,
                       const Slice& slice, bool inverse,
