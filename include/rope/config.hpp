@@ -42,9 +42,12 @@ namespace detail {
 // Code that runs once per configuration (θ, the table, the axis maps) or only on an error:
 // compiled for size, which halves what it costs a user's translation unit to compile.
 #define ROPE_DETAIL_COLD __attribute__((cold))
+// A function called from several templates, compiled once rather than into each of them.
+#define ROPE_DETAIL_NOINLINE __attribute__((noinline))
 #else
 #define ROPE_DETAIL_PRINTF(format_index, first_argument)
 #define ROPE_DETAIL_COLD
+#define ROPE_DETAIL_NOINLINE
 #endif
 
 // Error messages, printf-style. Every check of the library reports through these two calls, so

@@ -152,8 +152,9 @@ struct HeadIntervals {
 // sorted interval lists in O(a.count() + b.count()); false if there are none. With `in_place`, a
 // head of a on the very bytes of the same (token, head) of b is not a conflict; `token_offset` is
 // added to b's token indices for that comparison.
-inline bool find_overlap(const HeadIntervals& a, const HeadIntervals& b, bool in_place,
-                         std::int64_t token_offset, std::size_t& i, std::size_t& j) {
+ROPE_DETAIL_COLD inline bool find_overlap(const HeadIntervals& a, const HeadIntervals& b,
+                                          bool in_place, std::int64_t token_offset, std::size_t& i,
+                                          std::size_t& j) {
   for (i = 0, j = 0; i < a.count() && j < b.count();) {
     const std::int64_t x = a.address(i), y = b.address(j);
     const bool same_head = in_place && x == y && a.head_of(i) == b.head_of(j) &&
@@ -178,8 +179,9 @@ inline bool find_overlap(const HeadIntervals& a, const HeadIntervals& b, bool in
 // major (q and k of a fused QKV buffer), cost O(heads): token t of a meets token t + k of b the
 // same way for every t, and since a token's heads span at most one token stride, only two
 // values of k can meet. Other interleavings are merged head by head, O(tokens · heads).
-inline bool overlapping_heads(const HeadIntervals& a, const HeadIntervals& b, bool in_place,
-                              std::size_t (&at)[2], std::size_t (&bt)[2]) {
+ROPE_DETAIL_COLD inline bool overlapping_heads(const HeadIntervals& a, const HeadIntervals& b,
+                                               bool in_place, std::size_t (&at)[2],
+                                               std::size_t (&bt)[2]) {
   if (a.count() == 0 || b.count() == 0 || a.end() <= b.start || b.end() <= a.start) return false;
   std::size_t i = 0, j = 0;
   const bool periodic = (a.heads_inner || a.heads == 1) && (b.heads_inner || b.heads == 1) &&
@@ -309,7 +311,7 @@ inline void check_range(TokenRange range, std::size_t tokens) {
 /// Streaming stores write whole cache lines: dst must start on one.
 inline constexpr std::size_t kStreamingAlignment = 64;
 
-inline void check_streaming(const Geometry& src, const Geometry& dst) {
+ROPE_DETAIL_COLD inline void check_streaming(const Geometry& src, const Geometry& dst) {
   if (src.data == dst.data) {
     invalid(
         "rope: streaming stores are for out-of-place calls, but src and dst are the same "
@@ -326,9 +328,14 @@ inline void check_streaming(const Geometry& src, const Geometry& dst) {
 
 // The checks of apply(src, dst, positions, call), in the order docs/errors.md lists them;
 // returns the call's token range.
-inline TokenRange check_apply(const Geometry& src, const Geometry& dst, std::size_t head_size,
-                              const Positions& positions, std::size_t axes, const Call& call,
-                              bool coordinates = true) {
+//
+// Not inlined (nor the other two entries below): compiled once, not into every rotating member
+// of every (T, Dim). The search for overlapping heads, which runs only when two views' extents
+// meet, is compiled for size.
+ROPE_DETAIL_NOINLINE inline TokenRange check_apply(const Geometry& src, const Geometry& dst,
+                                                   std::size_t head_size,
+                                                   const Positions& positions, std::size_t axes,
+                                                   const Call& call, bool coordinates = true) {
   check_view("src", src, head_size);
   check_view("dst", dst, head_size);
   check_same_shape("src", src, "dst", dst);
@@ -342,9 +349,10 @@ inline TokenRange check_apply(const Geometry& src, const Geometry& dst, std::siz
 
 // The checks of apply_qk(q, k, positions, call): q and k have the same sequences and tokens
 // (their head counts may differ) and share no byte.
-inline TokenRange check_apply_qk(const Geometry& q, const Geometry& k, std::size_t head_size,
-                                 const Positions& positions, std::size_t axes, const Call& call,
-                                 bool coordinates = true) {
+ROPE_DETAIL_NOINLINE inline TokenRange check_apply_qk(const Geometry& q, const Geometry& k,
+                                                      std::size_t head_size,
+                                                      const Positions& positions, std::size_t axes,
+                                                      const Call& call, bool coordinates = true) {
   check_view("q", q, head_size);
   check_view("k", k, head_size);
   if (q.batches != k.batches || q.tokens != k.tokens) {
@@ -358,6 +366,17 @@ inline TokenRange check_apply_qk(const Geometry& q, const Geometry& k, std::size
     check_streaming(q, q);
     check_streaming(k, k);
   }
+  return range;
+}
+
+// The checks of shift(keys, delta, call); returns the call's token range.
+ROPE_DETAIL_NOINLINE inline TokenRange check_shift_call(const Geometry& keys, std::size_t head_size,
+                                                        std::int64_t delta, const Call& call) {
+  check_view("keys", keys, head_size);
+  check_shift(delta);
+  const TokenRange range = call.tokens.value_or(TokenRange{0, keys.rows()});
+  check_range(range, keys.rows());
+  if (call.execution.streaming_stores) check_streaming(keys, keys);
   return range;
 }
 

@@ -45,16 +45,24 @@ struct TokenHeads {
   std::size_t count;
 };
 
-// Calls chunk(std::integral_constant<int, N>, j) for pairs [j, j + N·lanes) while they fit in
-// h, then with N/2, .., 1 registers. Returns the first pair not covered. With h fixed at compile
-// time (Half), widths wider than h are not compiled at all.
-template <int N, Index Lanes, int Half, class Chunk>
+// The register width of a kernel's main loop: Budget registers of the row's chunk, but no more
+// than a head of at most Half pairs can use (Half fixed at compile time, or Eigen::Dynamic).
+template <int Budget, Index Lanes, int Half>
+inline constexpr int kWide = Half == Eigen::Dynamic
+                                 ? Budget
+                                 : static_cast<int>(std::clamp<Index>(Half / Lanes, 1, Budget));
+
+// Calls chunk(std::integral_constant<int, N>{}, j) for the pairs [j, j + N·Lanes) of [0, h)
+// with N registers while they fit, from N = Wide down to Wide/2, .., 1, and returns the first
+// pair not covered (fewer than Lanes pairs are left to the caller). Each width is one pass over
+// a token's heads, so a head wider than one register needs log2(Wide) + 1 widths to take at
+// most that many passes: with Wide alone and then single registers, 512 tokens of 40 heads of
+// 128 floats took 1.4-2.5x as long (bench/core_bench.cpp, Rotary<float>).
+template <int Wide, Index Lanes, class Chunk>
 Index for_each_chunk(Index h, Index j, const Chunk& chunk) {
-  if constexpr (Half == Eigen::Dynamic || N * Lanes <= Half) {
-    for (; j + N * Lanes <= h; j += N * Lanes) chunk(std::integral_constant<int, N>{}, j);
-  }
-  if constexpr (N > 1) {
-    return for_each_chunk<N / 2, Lanes, Half>(h, j, chunk);
+  for (; j + Wide * Lanes <= h; j += Wide * Lanes) chunk(std::integral_constant<int, Wide>{}, j);
+  if constexpr (Wide > 1) {
+    return for_each_chunk<Wide / 2, Lanes>(h, j, chunk);
   } else {
     return j;
   }
@@ -92,42 +100,37 @@ void half_split_chunk(const TokenHeads<T>& heads, const compute_t<T>* row, Index
   }
 }
 
-// The pairs [done, h) of every head, fewer than one register, as one zero-padded register.
+// The pairs [done, h) of every head, fewer than one register: copied into a zero-padded
+// one-register head [a | b] and rotated by half_split_chunk<1> against the padded row [c | s],
+// so that their bits come from the same packet arithmetic as the other pairs.
 template <class T>
 void remainder_half_split(const TokenHeads<T>& heads, const compute_t<T>* row, Index h, Index done,
                           bool inverse) {
   using C = compute_t<T>;
-  using P = simd::Packet<C>;
   constexpr Index L = simd::kLanes<C>;
-  const auto r = static_cast<std::size_t>(h - done);
-  alignas(64) C cos[L] = {}, sin[L] = {};
-  for (std::size_t k = 0; k < r; ++k) {
-    cos[k] = row[done + Index(k)];
-    sin[k] = inverse ? -row[h + done + Index(k)] : row[h + done + Index(k)];
-  }
-  const P c = simd::load<P>(cos), s = simd::load<P>(sin);
-  alignas(64) T a[L] = {}, b[L] = {};
+  const Index r = h - done;
+  alignas(64) C cs[2 * L] = {};
+  std::copy(row + done, row + h, cs);
+  std::copy(row + h + done, row + 2 * h, cs + L);
+  alignas(64) T ab[2 * L] = {};
   for (std::size_t n = 0; n < heads.count; ++n) {
     const T* x = heads.src + n * heads.src_stride;
     T* y = heads.dst + n * heads.dst_stride;
-    std::copy(x + done, x + h, a);
-    std::copy(x + h + done, x + 2 * h, b);
-    const P pa = simd::load<P>(a), pb = simd::load<P>(b);
-    simd::store(a, simd::sub(simd::mul(pa, c), simd::mul(pb, s)));
-    simd::store(b, simd::add(simd::mul(pb, c), simd::mul(pa, s)));
-    std::copy(a, a + r, y + done);
-    std::copy(b, b + r, y + h + done);
+    std::copy(x + done, x + h, ab);
+    std::copy(x + h + done, x + 2 * h, ab + L);
+    half_split_chunk<1>(TokenHeads<T>{ab, 0, ab, 0, 1}, cs, L, 0, inverse);
+    std::copy(ab, ab + r, y + done);
+    std::copy(ab + L, ab + L + r, y + h + done);
   }
 }
 
-// Half is h when the head size is fixed at compile time (loop bounds become constants).
+// The h = half pairs of every head. Half bounds h at compile time (h <= Half, from a fixed Dim),
+// or is Eigen::Dynamic; it only prunes the register widths that cannot fit.
 template <int Half, class T>
-void rotate_half_split(const TokenHeads<T>& heads, const compute_t<T>* row, Index half,
-                       bool inverse) {
-  using C = compute_t<T>;
-  const Index h = Half == Eigen::Dynamic ? half : Half;
+void rotate_half_split(const TokenHeads<T>& heads, const compute_t<T>* row, Index h, bool inverse) {
+  constexpr Index L = simd::kLanes<compute_t<T>>;
   // Main part: cos and sin registers take at most half the register file.
-  const Index done = for_each_chunk<simd::kRegisters / 4, simd::kLanes<C>, Half>(
+  const Index done = for_each_chunk<kWide<simd::kRegisters / 4, L, Half>, L>(
       h, 0,
       [&](auto n, Index j) { half_split_chunk<decltype(n)::value>(heads, row, h, j, inverse); });
   // Remainder: the last r = h − done < L pairs, through the same packet arithmetic as the main
@@ -171,35 +174,31 @@ void interleaved_chunk(const TokenHeads<T>& heads, const compute_t<T>* row, Inde
   }
 }
 
-// The pairs [done, h) of every head, fewer than one register, as one zero-padded register.
+// The pairs [done, h) of every head, fewer than one register: rotated by interleaved_chunk<1>
+// in a zero-padded copy, as for half_split.
 template <class T>
 void remainder_interleaved(const TokenHeads<T>& heads, const compute_t<T>* row, Index h, Index done,
                            bool inverse) {
   using C = compute_t<T>;
-  using Z = simd::ComplexPacket<C>;
   constexpr Index L = simd::kLanes<std::complex<C>>;
-  const auto values = static_cast<std::size_t>(2 * (h - done));
   alignas(64) C e[2 * L] = {};
   std::copy(row + 2 * done, row + 2 * h, e);
-  Z ez = simd::load<Z>(e);
-  if (inverse) ez = simd::conjugate(ez);
   alignas(64) T z[2 * L] = {};
   for (std::size_t n = 0; n < heads.count; ++n) {
     const T* x = heads.src + n * heads.src_stride;
     T* y = heads.dst + n * heads.dst_stride;
     std::copy(x + 2 * done, x + 2 * h, z);
-    simd::store(z, simd::mul(simd::load<Z>(z), ez));
-    std::copy(z, z + values, y + 2 * done);
+    interleaved_chunk<1>(TokenHeads<T>{z, 0, z, 0, 1}, e, 0, inverse);
+    std::copy(z, z + 2 * (h - done), y + 2 * done);
   }
 }
 
 template <int Half, class T>
-void rotate_interleaved(const TokenHeads<T>& heads, const compute_t<T>* row, Index half,
+void rotate_interleaved(const TokenHeads<T>& heads, const compute_t<T>* row, Index h,
                         bool inverse) {
-  using C = compute_t<T>;
-  const Index h = Half == Eigen::Dynamic ? half : Half;
+  constexpr Index L = simd::kLanes<std::complex<compute_t<T>>>;
   // Main part: e^{iφ} registers take at most half the register file.
-  const Index done = for_each_chunk<simd::kRegisters / 2, simd::kLanes<std::complex<C>>, Half>(
+  const Index done = for_each_chunk<kWide<simd::kRegisters / 2, L, Half>, L>(
       h, 0,
       [&](auto n, Index j) { interleaved_chunk<decltype(n)::value>(heads, row, j, inverse); });
   // Remainder: the pairs not covered by whole registers, as one zero-padded register (as for

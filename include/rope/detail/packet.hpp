@@ -236,7 +236,8 @@ void store(S* to, const P& value) {
 /// Copies `bytes` bytes, bit for bit, with non-temporal stores to every whole 16-, 32- or
 /// 64-byte block of `to` that is aligned to its size (ordinary stores before and after). Call
 /// fence() after the last copy, before other threads read the data.
-inline void stream_copy(void* to, const void* from, std::size_t bytes) noexcept {
+ROPE_DETAIL_NOINLINE inline void stream_copy(void* to, const void* from,
+                                             std::size_t bytes) noexcept {
   auto* out = static_cast<unsigned char*>(to);
   const auto* in = static_cast<const unsigned char*>(from);
 #if defined(__AVX512F__)

@@ -70,11 +70,7 @@ void Rotary<T, Dim>::apply_qk(Unchecked, View<T> q, View<T> k, const Positions& 
 
 template <class T, int Dim>
 void Rotary<T, Dim>::shift(View<T> keys, std::int64_t delta, const Call& call) const {
-  detail::check_view("keys", keys, head_size_);
-  detail::check_shift(delta);
-  const TokenRange range = call.tokens.value_or(TokenRange{0, keys.rows()});
-  detail::check_range(range, keys.rows());
-  if (call.execution.streaming_stores) detail::check_streaming(View<const T>(keys), keys);
+  const TokenRange range = detail::check_shift_call(keys, head_size_, delta, call);
   shift(unchecked, keys, delta, Call{call.direction, range, call.execution});
 }
 
@@ -147,15 +143,10 @@ template <class Source>
 void Rotary<T, Dim>::rotate(const Source& source, const detail::Job<T>* jobs, std::size_t job_count,
                             TokenRange range, Direction direction,
                             const Execution& execution) const {
+  // A fixed Dim bounds the rotated pairs (rotary_dim <= Dim), whole head or partial.
   const detail::Slice slice{rotary_offset_, rotary_dim_, head_size_};
-  if constexpr (Dim != Eigen::Dynamic) {
-    if (slice.whole()) {
-      detail::run<Dim / 2>(source, layout(), jobs, job_count, slice, range, direction, execution);
-      return;
-    }
-  }
-  detail::run<Eigen::Dynamic>(source, layout(), jobs, job_count, slice, range, direction,
-                              execution);
+  detail::run<Dim == Eigen::Dynamic ? Eigen::Dynamic : Dim / 2>(source, layout(), jobs, job_count,
+                                                                slice, range, direction, execution);
 }
 
 }  // namespace rope

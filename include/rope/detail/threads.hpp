@@ -12,9 +12,9 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <memory>
 #include <system_error>
 #include <thread>
-#include <vector>
 
 #include <rope/execution.hpp>
 
@@ -64,23 +64,35 @@ inline void for_each_part(TokenRange tokens, std::size_t parts, PartWork work,
     work(context, static_cast<std::size_t>(part), range(static_cast<std::size_t>(part)));
   }
 #else
-  std::vector<std::thread> threads;
-  std::vector<std::size_t> not_started;
-  threads.reserve(parts - 1);
+  // Part p > 0 runs on threads[p - 1]; a thread that could not be started stays empty (not
+  // joinable), and its part runs here after the parts before it.
+  struct Part {
+    PartWork work;
+    const void* context;
+    std::size_t part;
+    TokenRange range;
+    void operator()() const { work(context, part, range); }
+  };
+  const std::unique_ptr<std::thread[]> threads(new std::thread[parts - 1]);
   for (std::size_t part = 1; part < parts; ++part) {
 #if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
     try {
-      threads.emplace_back(work, context, part, range(part));
+      threads[part - 1] = std::thread(Part{work, context, part, range(part)});
     } catch (const std::system_error&) {
-      not_started.push_back(part);
     }
 #else
-    threads.emplace_back(work, context, part, range(part));
+    threads[part - 1] = std::thread(Part{work, context, part, range(part)});
 #endif
   }
   work(context, 0, range(0));
-  for (const std::size_t part : not_started) work(context, part, range(part));
-  for (std::thread& thread : threads) thread.join();
+  for (std::size_t part = 1; part < parts; ++part) {
+    std::thread& thread = threads[part - 1];
+    if (thread.joinable()) {
+      thread.join();
+    } else {
+      work(context, part, range(part));
+    }
+  }
 #endif
 }
 

@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstring>
 #include <vector>
 
 #include <Eigen/Core>
@@ -50,17 +51,19 @@ struct Slice {
   bool whole() const noexcept { return rotary_dim == head_size; }
 };
 
-// Copies the coordinates of heads [first, first + count) of token t outside the slice, from
-// src to `to` (head n at to + n·to_stride).
-template <class T>
-void copy_outside_slice(const View<const T>& src, std::size_t t, std::size_t first,
-                        std::size_t count, T* to, std::size_t to_stride, const Slice& slice) {
-  const std::size_t end = slice.offset + slice.rotary_dim;
+// Copies the coordinates outside the slice of `count` heads of `size`-byte values, head n
+// from src + n·src_stride to dst + n·dst_stride (strides in bytes): not a template, so that it
+// is compiled once whatever the types.
+inline void copy_outside_slice(const void* src, std::size_t src_stride, void* dst,
+                               std::size_t dst_stride, std::size_t count, std::size_t size,
+                               const Slice& slice) {
+  const std::size_t before = slice.offset * size, end = (slice.offset + slice.rotary_dim) * size;
+  const std::size_t after = slice.head_size * size - end;
   for (std::size_t n = 0; n < count; ++n) {
-    const T* x = src.head(t, first + n);
-    T* y = to + n * to_stride;
-    std::copy(x, x + slice.offset, y);
-    std::copy(x + end, x + slice.head_size, y + end);
+    const auto* x = static_cast<const unsigned char*>(src) + n * src_stride;
+    auto* y = static_cast<unsigned char*>(dst) + n * dst_stride;
+    std::memcpy(y, x, before);
+    std::memcpy(y + end, x + end, after);
   }
 }
 
@@ -68,28 +71,40 @@ void copy_outside_slice(const View<const T>& src, std::size_t t, std::size_t fir
 template <class T>
 using Kernel = void (*)(const TokenHeads<T>&, const compute_t<T>*, Index, bool);
 
-// Streaming stores: rotates a group of heads of token t into `buffer` with the ordinary kernel,
-// then copies each head to dst with non-temporal stores, so that the kernels are compiled once
+// The heads [first, first + count) of token t of a job, into dst (head n at dst + n·dst_stride):
+// the kernel on the slice, and the coordinates outside it copied unless dst is src.
+template <class T>
+void rotate_heads(Kernel<T> kernel, const View<const T>& src, std::size_t t, std::size_t first,
+                  std::size_t count, T* dst, std::size_t dst_stride, const compute_t<T>* row,
+                  const Slice& slice, bool inverse) {
+  const T* x = src.head(t, first);
+  kernel(TokenHeads<T>{x + slice.offset, src.head_stride(), dst + slice.offset, dst_stride, count},
+         row, static_cast<Index>(slice.rotary_dim / 2), inverse);
+  if (!slice.whole() && x != dst) {
+    copy_outside_slice(x, src.head_stride() * sizeof(T), dst, dst_stride * sizeof(T), count,
+                       sizeof(T), slice);
+  }
+}
+
+// Streaming stores: a token's heads in groups, each rotated into a 16 KiB buffer by the ordinary
+// kernel and copied to dst with non-temporal stores, so that the kernels are compiled once
 // whatever the stores. Measured, the extra pass through the buffer costs about what the stores
 // save (docs/design.md, "Pay for what you use").
 template <class T>
 void rotate_streaming(Kernel<T> kernel, const Job<T>& job, std::size_t t, const compute_t<T>* row,
-                      const Slice& slice, bool inverse,
-                      std::vector<T, Eigen::aligned_allocator<T>>& buffer) {
+                      const Slice& slice, bool inverse, std::vector<unsigned char>& bytes) {
   const std::size_t d = slice.head_size, heads = job.src.heads();
   const std::size_t group = std::max<std::size_t>(1, (16 * 1024) / (d * sizeof(T)));
-  buffer.resize(std::min(group, heads) * d);
+  bytes.resize(std::min(group, heads) * d * sizeof(T));
+  T* buffer = reinterpret_cast<T*>(bytes.data());
   for (std::size_t first = 0; first < heads; first += group) {
     const std::size_t count = std::min(group, heads - first);
-    kernel(TokenHeads<T>{job.src.head(t, first) + slice.offset, job.src.head_stride(),
-                         buffer.data() + slice.offset, d, count},
-           row, static_cast<Index>(slice.rotary_dim / 2), inverse);
-    if (!slice.whole()) copy_outside_slice(job.src, t, first, count, buffer.data(), d, slice);
+    rotate_heads(kernel, job.src, t, first, count, buffer, d, row, slice, inverse);
     if (job.dst.head_stride() == d) {  // the group's heads are contiguous in dst: one copy
-      simd::stream_copy(job.dst.head(t, first), buffer.data(), count * d * sizeof(T));
+      simd::stream_copy(job.dst.head(t, first), buffer, count * d * sizeof(T));
     } else {
       for (std::size_t n = 0; n < count; ++n) {
-        simd::stream_copy(job.dst.head(t, first + n), buffer.data() + n * d, d * sizeof(T));
+        simd::stream_copy(job.dst.head(t, first + n), buffer + n * d, d * sizeof(T));
       }
     }
   }
@@ -99,27 +114,20 @@ void rotate_streaming(Kernel<T> kernel, const Job<T>& job, std::size_t t, const 
 template <int Half, class T, class Source>
 void walk(const Source& source, Layout layout, bool inverse, bool streaming, const Job<T>* jobs,
           std::size_t job_count, TokenRange tokens, const Slice& slice) {
-  using C = compute_t<T>;
   const Kernel<T> kernel =
       layout == Layout::interleaved ? &rotate_interleaved<Half, T> : &rotate_half_split<Half, T>;
-  const auto half = static_cast<Index>(slice.rotary_dim / 2);
-  std::vector<C> scratch;                              // a row the source computes
-  std::vector<T, Eigen::aligned_allocator<T>> buffer;  // streaming stores only
+  std::vector<compute_t<T>> scratch;  // a row the source computes
+  std::vector<unsigned char> bytes;   // streaming stores only
   for (std::size_t t = tokens.first; t < tokens.last; ++t) {
-    const C* row = source.row(t, scratch);
+    const compute_t<T>* row = source.row(t, scratch);
     for (std::size_t i = 0; i < job_count; ++i) {
       const Job<T>& job = jobs[i];
-      const std::size_t heads = job.src.heads();
-      if (heads == 0) continue;
+      if (job.src.heads() == 0) continue;
       if (streaming) {
-        rotate_streaming(kernel, job, t, row, slice, inverse, buffer);
-        continue;
-      }
-      kernel(TokenHeads<T>{job.src.head(t, 0) + slice.offset, job.src.head_stride(),
-                           job.dst.head(t, 0) + slice.offset, job.dst.head_stride(), heads},
-             row, half, inverse);
-      if (!slice.whole() && job.src.data() != job.dst.data()) {
-        copy_outside_slice(job.src, t, 0, heads, job.dst.head(t, 0), job.dst.head_stride(), slice);
+        rotate_streaming(kernel, job, t, row, slice, inverse, bytes);
+      } else {
+        rotate_heads(kernel, job.src, t, 0, job.src.heads(), job.dst.head(t, 0),
+                     job.dst.head_stride(), row, slice, inverse);
       }
     }
   }
