@@ -248,7 +248,7 @@ TEMPLATE_TEST_CASE(
         }
         {
           INFO("streaming stores");
-          std::vector<T, Eigen::aligned_allocator<T>> out(q0.size());
+          rope_test::LineAligned<T> out(q0.size());
           rope::Execution streaming;
           streaming.streaming_stores = true;
           cached.apply(table.cache(), rope::View<const T>::contiguous(q0.data(), tokens, hq, d),

@@ -26,7 +26,7 @@ using rope::TokenRange;
 using rope::View;
 
 template <class T>
-using Buffer = std::vector<T, Eigen::aligned_allocator<T>>;
+using Buffer = rope_test::LineAligned<T>;
 
 // Bitwise equality, so that −0 ≠ +0 and NaN payloads count; a difference is reported with the
 // first element that differs.

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <new>
 #include <random>
 #include <sstream>
 #include <string>
@@ -22,6 +23,25 @@
 #include <rope/rope.hpp>
 
 namespace rope_test {
+
+// An allocator whose buffers start on a 64-byte boundary (a cache line), as streaming stores
+// require of dst: Eigen's aligned_allocator aligns to the target's widest packet only (16 bytes
+// on SSE2 and NEON).
+template <class T>
+struct LineAllocator {
+  using value_type = T;
+  LineAllocator() = default;
+  template <class U>
+  LineAllocator(const LineAllocator<U>&) noexcept {}  // NOLINT(google-explicit-constructor)
+  T* allocate(std::size_t n) {
+    return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64}));
+  }
+  void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, std::align_val_t{64}); }
+  friend bool operator==(const LineAllocator&, const LineAllocator&) noexcept { return true; }
+  friend bool operator!=(const LineAllocator&, const LineAllocator&) noexcept { return false; }
+};
+template <class T>
+using LineAligned = std::vector<T, LineAllocator<T>>;
 
 // u = 2^-p for a type with p significand bits (24 for float, 11 for Eigen::half, 8 for bfloat16).
 template <class T>
