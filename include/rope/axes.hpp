@@ -13,6 +13,7 @@
 #include <rope/layout.hpp>
 
 namespace rope {
+inline namespace ROPE_DETAIL_ISA {
 
 /// How the rotary pairs of a head share out a token's position coordinates (its axes).
 ///
@@ -204,6 +205,7 @@ class Axes {
   std::vector<std::size_t> theta_index_{};
 };
 
+}  // namespace ROPE_DETAIL_ISA
 }  // namespace rope
 
 #endif  // !ROPE_BELOW_CXX17

@@ -24,6 +24,7 @@
 #include <rope/view.hpp>
 
 namespace rope {
+inline namespace ROPE_DETAIL_ISA {
 
 /// How a caller's cos (and sin) row holds the value of pair j, for a rotary dimension d.
 enum class CacheRow {
@@ -180,14 +181,17 @@ void CachedRotary<T>::rotate(const Cache<T>& cache, const detail::Job<T>* jobs,
                               call.execution);
 }
 
+}  // namespace ROPE_DETAIL_ISA
 }  // namespace rope
 
 #if defined(ROPE_EXTERN_TEMPLATES)
 #include <rope/detail/instances.hpp>
 namespace rope {
+inline namespace ROPE_DETAIL_ISA {
 #define ROPE_DETAIL_EXTERN_CACHED(T) extern template class CachedRotary<T>;
 ROPE_DETAIL_CACHED_INSTANCES(ROPE_DETAIL_EXTERN_CACHED)
 #undef ROPE_DETAIL_EXTERN_CACHED
+}  // namespace ROPE_DETAIL_ISA
 }  // namespace rope
 #endif
 

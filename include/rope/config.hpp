@@ -32,7 +32,71 @@
 #endif
 #endif
 
+// ---- the instruction set ------------------------------------------------------------------------
+// Everything the library defines lives in the inline namespace rope::ROPE_DETAIL_ISA, named after
+// the instruction-set features the translation unit is compiled for (as Highway names a namespace
+// per target). Code spells rope::Rotary as always; but translation units compiled for different
+// instruction sets (-mavx2 in one, -mavx512f in another, picked at run time) define different
+// symbols, so the linker cannot keep an AVX-512 body for a caller on a CPU without AVX-512. The
+// name is the widest vector extension, then each feature that changes the generated code or its
+// bits (FMA contraction, F16C, BF16, FP16), then _novec under EIGEN_DONT_VECTORIZE, e.g.
+// avx512_fma_f16c_bf16, avx2_fma_f16c, sse2, neon. rope::instruction_set() returns it.
+#if defined(__AVX512F__)
+#define ROPE_DETAIL_ISA_TIER avx512
+#elif defined(__AVX2__)
+#define ROPE_DETAIL_ISA_TIER avx2
+#elif defined(__AVX__)
+#define ROPE_DETAIL_ISA_TIER avx
+#elif defined(__SSE4_1__)
+#define ROPE_DETAIL_ISA_TIER sse4
+#elif defined(__SSE2__) || defined(__x86_64__)
+#define ROPE_DETAIL_ISA_TIER sse2
+#elif defined(__ARM_FEATURE_SVE)
+#define ROPE_DETAIL_ISA_TIER sve
+#elif defined(__ARM_NEON) || defined(__aarch64__)
+#define ROPE_DETAIL_ISA_TIER neon
+#else
+#define ROPE_DETAIL_ISA_TIER generic
+#endif
+#if defined(__FMA__) || defined(__ARM_FEATURE_FMA)
+#define ROPE_DETAIL_ISA_FMA _fma
+#else
+#define ROPE_DETAIL_ISA_FMA
+#endif
+#if defined(__F16C__)
+#define ROPE_DETAIL_ISA_F16 _f16c
+#else
+#define ROPE_DETAIL_ISA_F16
+#endif
+#if defined(__AVX512BF16__) || defined(__ARM_FEATURE_BF16)
+#define ROPE_DETAIL_ISA_BF16 _bf16
+#else
+#define ROPE_DETAIL_ISA_BF16
+#endif
+#if defined(__AVX512FP16__) || defined(__ARM_FEATURE_FP16_VECTOR_ARITHMETIC)
+#define ROPE_DETAIL_ISA_FP16 _fp16
+#else
+#define ROPE_DETAIL_ISA_FP16
+#endif
+#if defined(EIGEN_DONT_VECTORIZE)
+#define ROPE_DETAIL_ISA_VEC _novec
+#else
+#define ROPE_DETAIL_ISA_VEC
+#endif
+#define ROPE_DETAIL_PASTE(a, b, c, d, e, f) a##b##c##d##e##f
+#define ROPE_DETAIL_EXPAND(a, b, c, d, e, f) ROPE_DETAIL_PASTE(a, b, c, d, e, f)
+#define ROPE_DETAIL_ISA                                                              \
+  ROPE_DETAIL_EXPAND(ROPE_DETAIL_ISA_TIER, ROPE_DETAIL_ISA_FMA, ROPE_DETAIL_ISA_F16, \
+                     ROPE_DETAIL_ISA_BF16, ROPE_DETAIL_ISA_FP16, ROPE_DETAIL_ISA_VEC)
+#define ROPE_DETAIL_STRING(x) #x
+#define ROPE_DETAIL_XSTRING(x) ROPE_DETAIL_STRING(x)
+
 namespace rope {
+inline namespace ROPE_DETAIL_ISA {
+
+/// The instruction set this translation unit's rope code is compiled for: the name of the inline
+/// namespace everything in rope lives in (e.g. "avx2_fma_f16c"; see ROPE_DETAIL_ISA above).
+constexpr const char* instruction_set() noexcept { return ROPE_DETAIL_XSTRING(ROPE_DETAIL_ISA); }
 
 namespace detail {
 
@@ -106,6 +170,7 @@ struct Unchecked {
 };
 inline constexpr Unchecked unchecked{};
 
+}  // namespace ROPE_DETAIL_ISA
 }  // namespace rope
 
 #endif  // C++17

@@ -10,6 +10,7 @@
 #include <rope/layout.hpp>
 
 namespace rope {
+inline namespace ROPE_DETAIL_ISA {
 
 /// The tokens [first, last) of a call, counted over the batch (View::rows()). An engine with its
 /// own thread pool rotates a batch by giving each worker a disjoint range; calls on disjoint
@@ -65,6 +66,7 @@ struct Call {
       : execution(execution_) {}
 };
 
+}  // namespace ROPE_DETAIL_ISA
 }  // namespace rope
 
 #endif  // !ROPE_BELOW_CXX17

@@ -17,6 +17,7 @@
 #include <rope/layout.hpp>
 
 namespace rope {
+inline namespace ROPE_DETAIL_ISA {
 
 /// The inverse frequencies θ_j = base^(-2j/d), j = 0 .. d/2 - 1, of a head of size d.
 ///
@@ -364,6 +365,7 @@ ROPE_DETAIL_COLD inline Frequencies frequencies(std::size_t d, double base, cons
   return result;
 }
 
+}  // namespace ROPE_DETAIL_ISA
 }  // namespace rope
 
 #endif  // !ROPE_BELOW_CXX17

@@ -5,6 +5,7 @@
 #if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
 
 namespace rope {
+inline namespace ROPE_DETAIL_ISA {
 
 /// How the head_size coordinates of a head are grouped into the head_size/2 rotated pairs.
 ///
@@ -44,6 +45,7 @@ enum class Direction { forward, inverse };
 ///   all in float32. At position 10^6 its angles are off by up to 0.05 rad (docs/numerics.md).
 enum class Angles { exact, pytorch_float32 };
 
+}  // namespace ROPE_DETAIL_ISA
 }  // namespace rope
 
 #endif  // !ROPE_BELOW_CXX17

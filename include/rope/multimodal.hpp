@@ -15,6 +15,7 @@
 #include <rope/positions.hpp>
 
 namespace rope {
+inline namespace ROPE_DETAIL_ISA {
 
 /// The (temporal, height, width) coordinates of a prompt of text, images and videos for M-RoPE,
 /// built as Qwen2-VL's get_rope_index builds them. Token t's coordinates are data()[3t .. 3t+2].
@@ -169,6 +170,7 @@ inline std::vector<std::int64_t> patch_positions(const PatchGrid& grid,
   return out;
 }
 
+}  // namespace ROPE_DETAIL_ISA
 }  // namespace rope
 
 #endif  // !ROPE_BELOW_CXX17

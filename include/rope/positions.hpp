@@ -8,6 +8,7 @@
 #include <cstdint>
 
 namespace rope {
+inline namespace ROPE_DETAIL_ISA {
 
 /// Where each token of a call sits: one coordinate per token, as an int64 array (PyTorch's
 /// position_ids), an int32 array (llama.cpp and most engines) or the run first, first + 1, ...;
@@ -92,6 +93,7 @@ class Positions {
   bool consecutive_ = false;
 };
 
+}  // namespace ROPE_DETAIL_ISA
 }  // namespace rope
 
 #endif  // !ROPE_BELOW_CXX17

@@ -16,7 +16,9 @@
 #include <cmath>
 #include <cstddef>
 
-namespace rope::reference {
+namespace rope {
+inline namespace ROPE_DETAIL_ISA {
+namespace reference {
 
 /// Rotates the pairs (x[2j], x[2j+1]) of one head by the angles in cos[j], sin[j], j < d/2.
 template <class T>
@@ -60,6 +62,8 @@ inline void rotate_half_split(double* x, std::size_t d, double position, double 
   }
 }
 
-}  // namespace rope::reference
+}  // namespace reference
+}  // namespace ROPE_DETAIL_ISA
+}  // namespace rope
 
 #endif  // !ROPE_BELOW_CXX17

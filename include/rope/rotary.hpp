@@ -24,6 +24,7 @@
 #include <rope/view.hpp>
 
 namespace rope {
+inline namespace ROPE_DETAIL_ISA {
 
 /// Configuration of a Rotary.
 struct Options {
@@ -206,6 +207,7 @@ class Rotary {
   Angles angles_;
 };
 
+}  // namespace ROPE_DETAIL_ISA
 }  // namespace rope
 
 #include <rope/detail/rotary_impl.hpp>
@@ -213,9 +215,11 @@ class Rotary {
 #if defined(ROPE_EXTERN_TEMPLATES)
 #include <rope/detail/instances.hpp>
 namespace rope {
+inline namespace ROPE_DETAIL_ISA {
 #define ROPE_DETAIL_EXTERN(T, Dim) extern template class Rotary<T, Dim>;
 ROPE_DETAIL_ROTARY_INSTANCES(ROPE_DETAIL_EXTERN)
 #undef ROPE_DETAIL_EXTERN
+}  // namespace ROPE_DETAIL_ISA
 }  // namespace rope
 #endif
 

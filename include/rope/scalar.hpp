@@ -9,6 +9,7 @@
 #include <Eigen/Core>
 
 namespace rope {
+inline namespace ROPE_DETAIL_ISA {
 
 /// True for the element types a Rotary can rotate: float, double, Eigen::half (IEEE binary16)
 /// and Eigen::bfloat16.
@@ -23,6 +24,7 @@ inline constexpr bool is_storage_type_v =
 template <class T>
 using compute_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
+}  // namespace ROPE_DETAIL_ISA
 }  // namespace rope
 
 #endif  // !ROPE_BELOW_CXX17

@@ -16,6 +16,7 @@
 #include <rope/layout.hpp>
 
 namespace rope {
+inline namespace ROPE_DETAIL_ISA {
 
 /// cos(m·θ_j) and sin(m·θ_j) for the positions m in [0, positions), stored as T.
 ///
@@ -125,6 +126,7 @@ class Table {
   std::vector<T, Eigen::aligned_allocator<T>> data_;
 };
 
+}  // namespace ROPE_DETAIL_ISA
 }  // namespace rope
 
 #endif  // !ROPE_BELOW_CXX17

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 namespace rope {
+inline namespace ROPE_DETAIL_ISA {
 
 /// The head vectors of `batches` sequences of `tokens` tokens × `heads` heads in caller memory;
 /// no ownership.
@@ -98,6 +99,7 @@ class View {
   std::size_t head_stride_;
 };
 
+}  // namespace ROPE_DETAIL_ISA
 }  // namespace rope
 
 #endif  // !ROPE_BELOW_CXX17

@@ -15,6 +15,7 @@
 #include <rope/layout.hpp>
 
 namespace rope {
+inline namespace ROPE_DETAIL_ISA {
 
 /// The order of a head's coordinates after conversion from the `from` pairing to the `to`
 /// pairing: coordinate i of the converted head is coordinate order[i] of the original.
@@ -100,6 +101,7 @@ typename Derived::PlainObject converted_rows(const Eigen::MatrixBase<Derived>& w
   return result;
 }
 
+}  // namespace ROPE_DETAIL_ISA
 }  // namespace rope
 
 #endif  // !ROPE_BELOW_CXX17

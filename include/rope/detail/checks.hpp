@@ -15,7 +15,9 @@
 #include <rope/positions.hpp>
 #include <rope/view.hpp>
 
-namespace rope::detail {
+namespace rope {
+inline namespace ROPE_DETAIL_ISA {
+namespace detail {
 
 // A view's shape with its strides in bytes.
 struct Geometry {
@@ -380,6 +382,8 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_shift_call(const Geometry& keys, st
   return range;
 }
 
-}  // namespace rope::detail
+}  // namespace detail
+}  // namespace ROPE_DETAIL_ISA
+}  // namespace rope
 
 #endif  // !ROPE_BELOW_CXX17

@@ -31,7 +31,9 @@
 #include <rope/detail/packet.hpp>
 #include <rope/scalar.hpp>
 
-namespace rope::detail {
+namespace rope {
+inline namespace ROPE_DETAIL_ISA {
+namespace detail {
 
 using Eigen::Index;
 
@@ -206,6 +208,8 @@ void rotate_interleaved(const TokenHeads<T>& heads, const compute_t<T>* row, Ind
   if (done < h) remainder_interleaved(heads, row, h, done, inverse);
 }
 
-}  // namespace rope::detail
+}  // namespace detail
+}  // namespace ROPE_DETAIL_ISA
+}  // namespace rope
 
 #endif  // !ROPE_BELOW_CXX17

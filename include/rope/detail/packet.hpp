@@ -29,7 +29,10 @@
 #include <immintrin.h>
 #endif
 
-namespace rope::detail::simd {
+namespace rope {
+inline namespace ROPE_DETAIL_ISA {
+namespace detail {
+namespace simd {
 
 /// A register of T (Packet16f on AVX-512, Packet8f on AVX, Packet4f on SSE, float without SIMD).
 template <class T>
@@ -308,6 +311,9 @@ Z conjugate(const Z& z) {
   return Eigen::internal::pconj(z);
 }
 
-}  // namespace rope::detail::simd
+}  // namespace simd
+}  // namespace detail
+}  // namespace ROPE_DETAIL_ISA
+}  // namespace rope
 
 #endif  // !ROPE_BELOW_CXX17

@@ -18,6 +18,7 @@
 #include <rope/detail/walk.hpp>
 
 namespace rope {
+inline namespace ROPE_DETAIL_ISA {
 
 template <class T, int Dim>
 Rotary<T, Dim>::Rotary(const Options& options)
@@ -149,6 +150,7 @@ void Rotary<T, Dim>::rotate(const Source& source, const detail::Job<T>* jobs, st
                                                                 slice, range, direction, execution);
 }
 
+}  // namespace ROPE_DETAIL_ISA
 }  // namespace rope
 
 #endif  // !ROPE_BELOW_CXX17

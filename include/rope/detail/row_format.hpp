@@ -14,7 +14,9 @@
 
 #include <rope/layout.hpp>
 
-namespace rope::detail {
+namespace rope {
+inline namespace ROPE_DETAIL_ISA {
+namespace detail {
 
 // The index of cos(φ_j) and of sin(φ_j) in a row of `half` pairs.
 constexpr std::size_t cos_index(Layout layout, std::size_t half, std::size_t j) noexcept {
@@ -31,6 +33,8 @@ void put_pair(Layout layout, std::size_t half, std::size_t j, C cos, C sin, C* r
   row[sin_index(layout, half, j)] = sin;
 }
 
-}  // namespace rope::detail
+}  // namespace detail
+}  // namespace ROPE_DETAIL_ISA
+}  // namespace rope
 
 #endif  // !ROPE_BELOW_CXX17

@@ -20,7 +20,9 @@
 #include <rope/positions.hpp>
 #include <rope/table.hpp>
 
-namespace rope::detail {
+namespace rope {
+inline namespace ROPE_DETAIL_ISA {
+namespace detail {
 
 // Consecutive pairs [first, last) that take the same axis.
 struct AxisRun {
@@ -147,6 +149,8 @@ struct CacheRows {
   }
 };
 
-}  // namespace rope::detail
+}  // namespace detail
+}  // namespace ROPE_DETAIL_ISA
+}  // namespace rope
 
 #endif  // !ROPE_BELOW_CXX17

@@ -22,7 +22,9 @@
 #include <omp.h>
 #endif
 
-namespace rope::detail {
+namespace rope {
+inline namespace ROPE_DETAIL_ISA {
+namespace detail {
 
 /// Execution::min_bytes_per_thread's default (0): the least work that repays a thread.
 #if defined(_OPENMP)
@@ -111,6 +113,8 @@ void for_each_part(TokenRange tokens, std::size_t parts, const Work& work) {
       &work);
 }
 
-}  // namespace rope::detail
+}  // namespace detail
+}  // namespace ROPE_DETAIL_ISA
+}  // namespace rope
 
 #endif  // !ROPE_BELOW_CXX17

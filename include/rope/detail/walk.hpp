@@ -34,7 +34,9 @@
 #include <rope/scalar.hpp>
 #include <rope/view.hpp>
 
-namespace rope::detail {
+namespace rope {
+inline namespace ROPE_DETAIL_ISA {
+namespace detail {
 
 // The heads one call rotates: src and dst have the same shape (dst may equal src).
 template <class T>
@@ -159,6 +161,8 @@ void run(const Source& source, Layout layout, const Job<T>* jobs, std::size_t jo
                 });
 }
 
-}  // namespace rope::detail
+}  // namespace detail
+}  // namespace ROPE_DETAIL_ISA
+}  // namespace rope
 
 #endif  // !ROPE_BELOW_CXX17
