@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <numeric>
 #include <string>
@@ -531,9 +532,26 @@ class SummaryReporter : public benchmark::ConsoleReporter {
   std::map<std::string, double> nanoseconds_;
 };
 
+// The CPU's model name (Linux: /proc/cpuinfo), for the record of every run.
+std::string cpu_model() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.rfind("model name", 0) == 0 || line.rfind("CPU part", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(colon + 2);
+    }
+  }
+  return "unknown";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  // In the console header and the JSON's context: which CPU, and which kernels (the instruction
+  // set this file was compiled for).
+  benchmark::AddCustomContext("cpu_model", cpu_model());
+  benchmark::AddCustomContext("instruction_set", rope::instruction_set());
+  std::printf("CPU: %s; kernels compiled for %s\n", cpu_model().c_str(), rope::instruction_set());
   benchmark::RegisterBenchmark("std_thread_start_join", std_thread_start_join);
   register_type<float>();
   register_type<double>();

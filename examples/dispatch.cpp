@@ -30,7 +30,7 @@ double worst_error(const dispatch::Target& target) {
   for (std::size_t t = 0; t < kTokens; ++t) {
     for (std::size_t h = 0; h < kHeads; ++h) {
       const std::size_t at = (t * kHeads + h) * kD;
-      for (std::size_t i = 0; i < kD; ++i) head[i] = x[at + i];
+      for (std::size_t i = 0; i < kD; ++i) head[i] = static_cast<double>(x[at + i]);
       rope::reference::rotate_half_split(head.data(), kD, static_cast<double>(positions[t]),
                                          dispatch::options().base);
       for (std::size_t i = 0; i < kD; ++i) {

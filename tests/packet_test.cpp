@@ -150,6 +150,56 @@ TEMPLATE_TEST_CASE("simd: 16-bit memory widens exactly to float and rounds to ne
   REQUIRE(back == pairs);
 }
 
+TEST_CASE("simd: 16-bit conversions are in registers where the target has instructions for them",
+          "[simd][storage]") {
+  using simd::Conversion;
+  constexpr Conversion half = simd::conversion<Eigen::half, float>();
+  constexpr Conversion bf16 = simd::conversion<Eigen::bfloat16, float>();
+#if defined(EIGEN_DONT_VECTORIZE)
+  // One-lane packets: nothing to convert in registers.
+  CHECK(half == Conversion::elementwise);
+  CHECK(bf16 == Conversion::elementwise);
+#elif defined(__aarch64__) && defined(__ARM_NEON)
+  CHECK(half == Conversion::native);
+  CHECK(bf16 == Conversion::native);
+#elif defined(__F16C__) && defined(__AVX__)
+  CHECK(half == Conversion::native);
+  CHECK(bf16 == Conversion::eigen_cast);
+#elif defined(__SSE2__)
+  CHECK(half == Conversion::elementwise);
+  CHECK(bf16 == Conversion::elementwise);
+#endif
+  CHECK(simd::conversion<float, float>() == Conversion::none);
+}
+
+TEMPLATE_TEST_CASE("simd: 16-bit narrowing keeps infinities, NaN and signed zeros",
+                   "[simd][storage]", Eigen::half, Eigen::bfloat16) {
+  using S = TestType;
+  using P = simd::Packet<float>;
+  constexpr std::size_t L = simd::kLanes<float>;
+  const float specials[] = {HUGE_VALF,
+                            -HUGE_VALF,
+                            std::numeric_limits<float>::quiet_NaN(),
+                            -std::numeric_limits<float>::quiet_NaN(),
+                            0.0F,
+                            -0.0F};
+  for (const float special : specials) {
+    std::vector<float> values(L, special);
+    std::vector<S> out(L);
+    simd::store(out.data(), simd::load<P>(values.data()));
+    for (std::size_t k = 0; k < L; ++k) {
+      INFO("value " << special);
+      const float back = float(out[k]);
+      if (std::isnan(special)) {
+        REQUIRE(std::isnan(back));
+      } else {
+        REQUIRE(back == special);
+        REQUIRE(std::signbit(back) == std::signbit(special));
+      }
+    }
+  }
+}
+
 TEST_CASE("simd: stream_copy copies bytes exactly at every alignment and length", "[simd]") {
   // Lengths below, at and past each block size (16, 32, 64), from every offset in a cache line:
   // the streamed blocks, the ordinary head and tail, and their seams.

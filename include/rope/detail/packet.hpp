@@ -8,7 +8,8 @@
 //
 // load and store also convert: a register of float loaded from Eigen::half or Eigen::bfloat16
 // memory is widened on the way in and rounded to nearest even on the way out (one instruction
-// each with F16C or AVX-512; element by element where Eigen has no vectorised cast).
+// each with F16C, AVX-512 or AArch64; element by element where neither the target nor Eigen has
+// a vectorised cast).
 //
 // Without SIMD (EIGEN_DONT_VECTORIZE, or a target Eigen does not vectorise) every packet is a
 // single float, double or complex, and the same kernels run as plain scalar loops.
@@ -27,6 +28,9 @@
 
 #if defined(__SSE2__) || defined(__AVX__) || defined(__AVX512F__)
 #include <immintrin.h>
+#endif
+#if defined(__aarch64__) && defined(__ARM_NEON)
+#include <arm_neon.h>
 #endif
 
 namespace rope {
@@ -71,18 +75,23 @@ inline constexpr int kValues = values_in<P>();
 // A register of float holds kLanes<float> values. widen() fills one from that many Eigen::half
 // or bfloat16 values, narrow() rounds one to nearest even into a register of the 16-bit type.
 // Three ways, best first:
-//   1. Eigen::half with F16C: vcvtph2ps / vcvtps2ph, called here directly because Eigen 3.4
-//      enables its own F16C path only under clang (its EIGEN_HAS_FP16_C test is never true
-//      under g++);
+//   1. the target's own instructions, called here directly (namespace native):
+//      - Eigen::half with F16C: vcvtph2ps / vcvtps2ph (Eigen 3.4 enables its own F16C path only
+//        under clang: its EIGEN_HAS_FP16_C test is never true under g++);
+//      - AArch64: fcvtl / fcvtn for Eigen::half (vcvt_f32_f16, vcvt_f16_f32), and for bfloat16 a
+//        shift to widen and an integer round-to-nearest-even to narrow (Eigen 3.4 has no NEON
+//        casts for either type);
 //   2. Eigen's vectorised casts (bfloat16 under AVX and AVX-512);
 //   3. element by element, through a buffer.
 
-namespace f16c {
+namespace native {
 #if defined(__F16C__) && defined(__AVX512F__)
 inline __m512 widen(const Eigen::half* from, __m512 /*register type*/) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(from)));
 }
-inline __m256i narrow(__m512 v) { return _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT); }
+inline __m256i narrow(const Eigen::half* /*type*/, __m512 v) {
+  return _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT);
+}
 inline void store(Eigen::half* to, __m256i v) {
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(to), v);
 }
@@ -91,30 +100,60 @@ inline void store(Eigen::half* to, __m256i v) {
 inline __m256 widen(const Eigen::half* from, __m256 /*register type*/) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(from)));
 }
-inline __m128i narrow(__m256 v) { return _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT); }
+inline __m128i narrow(const Eigen::half* /*type*/, __m256 v) {
+  return _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT);
+}
 inline void store(Eigen::half* to, __m128i v) {
   _mm_storeu_si128(reinterpret_cast<__m128i*>(to), v);
 }
 #endif
-// Without F16C these are never called (conversion() is not f16c); declared for name lookup.
-template <class W>
-W widen(const Eigen::half* from, W) = delete;
-template <class W>
-void narrow(W) = delete;
-template <class N>
-void store(Eigen::half* to, N) = delete;
+#if defined(__aarch64__) && defined(__ARM_NEON)
+inline float32x4_t widen(const Eigen::half* from, float32x4_t /*register type*/) {
+  return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(reinterpret_cast<const std::uint16_t*>(from))));
+}
+// Rounds as FPCR says: to nearest even unless a program changed the rounding mode.
+inline uint16x4_t narrow(const Eigen::half* /*type*/, float32x4_t v) {
+  return vreinterpret_u16_f16(vcvt_f16_f32(v));
+}
+inline float32x4_t widen(const Eigen::bfloat16* from, float32x4_t /*register type*/) {
+  return vreinterpretq_f32_u32(
+      vshll_n_u16(vld1_u16(reinterpret_cast<const std::uint16_t*>(from)), 16));
+}
+// As Eigen's scalar conversion: bits + 0x7fff + (bit 16), the upper half; NaN to 0x7fc0 with
+// its sign.
+inline uint16x4_t narrow(const Eigen::bfloat16* /*type*/, float32x4_t v) {
+  const uint32x4_t bits = vreinterpretq_u32_f32(v);
+  const uint32x4_t odd = vandq_u32(vshrq_n_u32(bits, 16), vdupq_n_u32(1));
+  const uint16x4_t rounded = vshrn_n_u32(vaddq_u32(bits, vaddq_u32(vdupq_n_u32(0x7fff), odd)), 16);
+  const uint16x4_t nan =
+      vorr_u16(vdup_n_u16(0x7fc0), vand_u16(vshrn_n_u32(bits, 16), vdup_n_u16(0x8000)));
+  return vbsl_u16(vmovn_u32(vmvnq_u32(vceqq_f32(v, v))), nan, rounded);
+}
+template <class S>
+void store(S* to, uint16x4_t v) {
+  vst1_u16(reinterpret_cast<std::uint16_t*>(to), v);
+}
+#endif
+// Where the target has none of these, they are never called (conversion() is not native);
+// declared for name lookup.
+template <class S, class W>
+W widen(const S* from, W) = delete;
+template <class S, class W>
+void narrow(const S*, W) = delete;
+template <class S, class N>
+void store(S* to, N) = delete;
 
-template <class W>
+template <class S, class W>
 constexpr bool available(...) {
   return false;
 }
-template <class W, class = decltype(narrow(std::declval<W>()))>
+template <class S, class W, class = decltype(narrow(std::declval<const S*>(), std::declval<W>()))>
 constexpr bool available(int) {
   return true;
 }
-}  // namespace f16c
+}  // namespace native
 
-enum class Conversion { none, f16c, eigen_cast, elementwise };
+enum class Conversion { none, native, eigen_cast, elementwise };
 
 /// How registers of real type R are converted to and from memory of S.
 template <class S, class R>
@@ -122,9 +161,8 @@ constexpr Conversion conversion() {
   using Eigen::internal::type_casting_traits;
   if constexpr (std::is_same_v<S, R>) {
     return Conversion::none;
-  } else if constexpr (std::is_same_v<S, Eigen::half> && std::is_same_v<R, float> &&
-                       f16c::available<Packet<float>>(0)) {
-    return Conversion::f16c;
+  } else if constexpr (std::is_same_v<R, float> && native::available<S, Packet<float>>(0)) {
+    return Conversion::native;
   } else if constexpr (type_casting_traits<S, R>::VectorizedCast &&
                        type_casting_traits<R, S>::VectorizedCast &&
                        Eigen::internal::packet_traits<S>::Vectorizable && kLanes<S> == kLanes<R> &&
@@ -135,21 +173,21 @@ constexpr Conversion conversion() {
   }
 }
 
-/// A register of R from kLanes<R> values of S (f16c and eigen_cast conversions only).
+/// A register of R from kLanes<R> values of S (native and eigen_cast conversions only).
 template <class R, class S>
 Packet<R> widen(const S* from) {
-  if constexpr (conversion<S, R>() == Conversion::f16c) {
-    return f16c::widen(from, Packet<R>{});
+  if constexpr (conversion<S, R>() == Conversion::native) {
+    return native::widen(from, Packet<R>{});
   } else {
     return Eigen::internal::pcast<Packet<S>, Packet<R>>(Eigen::internal::ploadu<Packet<S>>(from));
   }
 }
 
-/// The register of S holding v's lanes rounded to nearest even (f16c and eigen_cast only).
+/// The register of S holding v's lanes rounded to nearest even (native and eigen_cast only).
 template <class S, class R>
 auto narrow(const Packet<R>& v) {
-  if constexpr (conversion<S, R>() == Conversion::f16c) {
-    return f16c::narrow(v);
+  if constexpr (conversion<S, R>() == Conversion::native) {
+    return native::narrow(static_cast<const S*>(nullptr), v);
   } else {
     return Eigen::internal::pcast<Packet<R>, Packet<S>>(v);
   }
@@ -157,8 +195,8 @@ auto narrow(const Packet<R>& v) {
 
 template <class S, class R, class N>
 void store_narrow(S* to, const N& narrowed) {
-  if constexpr (conversion<S, R>() == Conversion::f16c) {
-    f16c::store(to, narrowed);
+  if constexpr (conversion<S, R>() == Conversion::native) {
+    native::store(to, narrowed);
   } else {
     Eigen::internal::pstoreu(to, narrowed);
   }
@@ -187,7 +225,7 @@ template <class S, class P>
 constexpr bool converts_in_registers() {
   using R = Real<Element<P>>;
   constexpr Conversion c = conversion<S, R>();
-  return (c == Conversion::f16c || c == Conversion::eigen_cast) && kValues<P> == kLanes<R>;
+  return (c == Conversion::native || c == Conversion::eigen_cast) && kValues<P> == kLanes<R>;
 }
 
 /// Loads the kValues<P> values at `from` (any alignment) into a packet P of float, double or
