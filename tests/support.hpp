@@ -34,9 +34,9 @@ struct LineAllocator {
   template <class U>
   LineAllocator(const LineAllocator<U>&) noexcept {}  // NOLINT(google-explicit-constructor)
   T* allocate(std::size_t n) {
-    return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64}));
+    return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64}));
   }
-  void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, std::align_val_t{64}); }
+  void deallocate(T* p, std::size_t) noexcept { ::operator delete (p, std::align_val_t{64}); }
   friend bool operator==(const LineAllocator&, const LineAllocator&) noexcept { return true; }
   friend bool operator!=(const LineAllocator&, const LineAllocator&) noexcept { return false; }
 };

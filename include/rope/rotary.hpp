@@ -189,7 +189,7 @@ class Rotary {
   static std::size_t checked_head_size(std::size_t head_size);
   static std::size_t checked_positions(const Options& options, std::size_t rotary_dim);
   detail::RowsOfTable<Compute> rows() const noexcept;
-  // Runs the walk with the kernel of the head size: fixed for a whole head of a fixed Dim.
+  // Runs the walk with the kernels of the head size: a fixed Dim bounds them, whole or partial.
   template <class Source>
   void rotate(const Source& source, const detail::Job<T>* jobs, std::size_t job_count,
               TokenRange range, Direction direction, const Execution& execution) const;
