@@ -153,13 +153,15 @@ void limit_copy(benchmark::State& state, Shape shape) {
 template <class T>
 void convert_in_place(benchmark::State& state, Shape shape) {
   namespace simd = rope::detail::simd;
-  using P = simd::Packet<float>;
-  constexpr std::size_t L = std::size_t(simd::kLanes<float>);
+  // The registers the kernels use for T: one of float, or a Split of two (bfloat16 on AVX512_BF16).
+  using P = rope::detail::ValueRegister<T>;
+  constexpr std::size_t L = std::size_t(rope::detail::Registers<T>::kValues);
   const std::size_t n = shape.elements();
   Buffer<T> x = filled<T>(n, 1);
-  float k = 1;
-  benchmark::DoNotOptimize(k);
-  const P kk = Eigen::internal::pset1<P>(k);
+  std::vector<float> ones(L, 1.0F);
+  benchmark::DoNotOptimize(ones.data());
+  const P kk = simd::load<P>(ones.data());
+  const float k = ones[0];
   for (auto _ : state) {
     std::size_t i = 0;
     for (; i + L <= n; i += L)
@@ -476,7 +478,9 @@ class SummaryReporter : public benchmark::ConsoleReporter {
         "time. memcpy and stream copy: time / the copy loop's time. x convert (16-bit types): "
         "in-place\n"
         "time / time of a pass that only widens to float, multiplies and rounds back. shift:\n"
-        "Rotary::shift time / the in-place limit.\n\n");
+        "Rotary::shift time / the in-place limit. x float (16-bit types): time / float's time for\n"
+        "the same elements, shape, layout and call (in place; out of place): below 1, more\n"
+        "elements per second than float.\n\n");
 #if defined(_OPENMP)
     std::printf("Threads: OpenMP. ");
 #else
@@ -489,17 +493,20 @@ class SummaryReporter : public benchmark::ConsoleReporter {
     std::printf("\n\n");
     std::printf(
         "| dtype | shape | layout | GB/s | x limit | out of place | q+k | 2 threads | streaming "
-        "| vs scalar | memcpy | stream copy | x convert | shift |\n");
-    std::printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        "| vs scalar | memcpy | stream copy | x convert | shift | x float | x float, out of place "
+        "|\n");
+    std::printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (const char* type : {"float", "double", "half", "bfloat16"}) {
       const std::size_t size = std::string(type) == "double"  ? 8
                                : std::string(type) == "float" ? 4
                                                               : 2;
       for (const Shape& shape : kShapes) {
-        const auto time = [&](const std::string& kernel) {
-          const auto it = nanoseconds_.find(name(kernel, type, shape));
+        const auto time_of = [&](const std::string& kernel, const char* of_type) {
+          const auto it = nanoseconds_.find(name(kernel, of_type, shape));
           return it == nanoseconds_.end() ? std::nan("") : it->second;
         };
+        const auto time = [&](const std::string& kernel) { return time_of(kernel, type); };
+        const bool narrow = size == 2;
         const double in_place_limit = time("limit_in_place"), copy_limit = time("limit_copy");
         for (const Layout layout : kLayouts) {
           const std::string l = std::string("/") + rope::to_string(layout);
@@ -512,8 +519,9 @@ class SummaryReporter : public benchmark::ConsoleReporter {
             return std::string(text);
           };
           std::printf(
-              "| %s | %s | %s | %.1f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", type,
-              shape.name().c_str(), rope::to_string(layout),
+              "| %s | %s | %s | %.1f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s "
+              "|\n",
+              type, shape.name().c_str(), rope::to_string(layout),
               double(2 * shape.elements() * size) / apply, cell(apply / in_place_limit).c_str(),
               cell(time("apply_out_of_place" + l) / copy_limit).c_str(),
               cell(time("apply_qk" + l) / in_place_limit).c_str(),
@@ -522,7 +530,12 @@ class SummaryReporter : public benchmark::ConsoleReporter {
               cell(time("scalar" + l) / apply).c_str(), cell(time("memcpy") / copy_limit).c_str(),
               cell(time("stream_copy") / copy_limit).c_str(),
               cell(apply / time("convert_in_place")).c_str(),
-              cell(time("shift" + l) / in_place_limit).c_str());
+              cell(time("shift" + l) / in_place_limit).c_str(),
+              cell(narrow ? apply / time_of("apply" + l, "float") : std::nan("")).c_str(),
+              cell(narrow
+                       ? time("apply_out_of_place" + l) / time_of("apply_out_of_place" + l, "float")
+                       : std::nan(""))
+                  .c_str());
         }
       }
     }

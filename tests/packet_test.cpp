@@ -60,6 +60,25 @@ TEMPLATE_TEST_CASE("simd: mul, add, sub and negate act lane by lane", "[simd]", 
     REQUIRE(difference[i] == a[i] - b[i]);
     REQUIRE(negated[i] == -a[i]);
   }
+  // madd and nmadd: a·b + c and c − a·b, fused where the target has FMA.
+  const std::vector<T> c = lanes_of<T>(L, rng);
+  const P pc = simd::load<P>(c.data());
+  std::vector<T> fused(L), negative(L);
+  simd::store(fused.data(), simd::madd(pa, pb, pc));
+  simd::store(negative.data(), simd::nmadd(pa, pb, pc));
+  for (std::size_t i = 0; i < L; ++i) {
+#if defined(EIGEN_DONT_VECTORIZE)
+    // Scalar a·b + c: the compiler may contract it where the target has FMA.
+    REQUIRE((fused[i] == std::fma(a[i], b[i], c[i]) || fused[i] == a[i] * b[i] + c[i]));
+    REQUIRE((negative[i] == std::fma(-a[i], b[i], c[i]) || negative[i] == c[i] - a[i] * b[i]));
+#elif defined(EIGEN_VECTORIZE_FMA) || defined(__aarch64__)
+    REQUIRE(fused[i] == std::fma(a[i], b[i], c[i]));
+    REQUIRE(negative[i] == std::fma(-a[i], b[i], c[i]));
+#else
+    REQUIRE(fused[i] == a[i] * b[i] + c[i]);
+    REQUIRE(negative[i] == c[i] - a[i] * b[i]);
+#endif
+  }
 }
 
 TEMPLATE_TEST_CASE("simd: complex packets multiply as complex numbers and conjugate", "[simd]",
@@ -170,6 +189,71 @@ TEST_CASE("simd: 16-bit conversions are in registers where the target has instru
   CHECK(bf16 == Conversion::elementwise);
 #endif
   CHECK(simd::conversion<float, float>() == Conversion::none);
+}
+
+TEST_CASE("simd: bfloat16 goes in pairs of registers, even and odd values, where AVX512_BF16 is",
+          "[simd][storage]") {
+#if defined(__AVX512BF16__) && defined(__AVX512BW__)
+  REQUIRE(simd::native::splits<Eigen::bfloat16>());
+  constexpr std::size_t L = simd::kLanes<float>;
+  REQUIRE(simd::kValues<simd::Split> == int(2 * L));
+  std::mt19937_64 rng(11);
+  // Widening: value 2k in lane k of even, value 2k + 1 in lane k of odd, exactly.
+  const std::vector<Eigen::bfloat16> x = rope_test::random_vector<Eigen::bfloat16>(2 * L + 1, rng);
+  const simd::Split w = simd::load<simd::Split>(x.data() + 1);  // one element past alignment
+  std::vector<float> even(L), odd(L);
+  Eigen::internal::pstoreu(even.data(), w.even);
+  Eigen::internal::pstoreu(odd.data(), w.odd);
+  for (std::size_t k = 0; k < L; ++k) {
+    REQUIRE(even[k] == float(x[1 + 2 * k]));
+    REQUIRE(odd[k] == float(x[2 + 2 * k]));
+  }
+  // Narrowing puts them back in order, bit for bit.
+  std::vector<Eigen::bfloat16> back(2 * L + 1, Eigen::bfloat16(0));
+  simd::store(back.data() + 1, w);
+  REQUIRE(back[0].value == 0);
+  for (std::size_t i = 1; i <= 2 * L; ++i) REQUIRE(back[i].value == x[i].value);
+  // A float row splits the same way, and float values are rounded to nearest even as Eigen's
+  // scalar conversion rounds them (normal numbers; vcvtne2ps2bf16 flushes subnormals).
+  const std::vector<float> f = rope_test::random_vector<float>(2 * L, rng);
+  std::vector<Eigen::bfloat16> rounded(2 * L);
+  simd::store(rounded.data(), simd::load<simd::Split>(f.data()));
+  for (std::size_t i = 0; i < 2 * L; ++i) {
+    INFO("value " << f[i]);
+    REQUIRE(rounded[i].value == Eigen::bfloat16(f[i]).value);
+  }
+  // Halfway cases round to even: 1 + 2^-8 (tie, even below), 1 + 3·2^-8 (tie, even above).
+  std::vector<float> ties(2 * L, 1.0F + 0x1p-8F);
+  for (std::size_t i = 1; i < 2 * L; i += 2) ties[i] = 1.0F + 3 * 0x1p-8F;
+  simd::store(rounded.data(), simd::load<simd::Split>(ties.data()));
+  for (std::size_t i = 0; i < 2 * L; ++i) {
+    REQUIRE(float(rounded[i]) == (i % 2 == 0 ? 1.0F : 1.0F + 0x1p-6F));
+  }
+  // complex_mul on Splits (even = re, odd = im) has the bits of Eigen's complex product.
+  using Z = simd::ComplexPacket<float>;
+  const std::vector<float> a = rope_test::random_vector<float>(2 * L, rng);
+  const std::vector<float> b = rope_test::random_vector<float>(2 * L, rng);
+  std::vector<float> expected(2 * L), got(2 * L);
+  const auto* za = reinterpret_cast<const std::complex<float>*>(a.data());
+  const auto* zb = reinterpret_cast<const std::complex<float>*>(b.data());
+  auto* ze = reinterpret_cast<std::complex<float>*>(expected.data());
+  for (std::size_t i = 0; i < 2 * L; i += L) {
+    simd::store(ze + i / 2, simd::mul(simd::load<Z>(za + i / 2), simd::load<Z>(zb + i / 2)));
+  }
+  const simd::Split product =
+      simd::complex_mul(simd::load<simd::Split>(a.data()), simd::load<simd::Split>(b.data()));
+  std::vector<float> re(L), im(L);
+  Eigen::internal::pstoreu(re.data(), product.even);
+  Eigen::internal::pstoreu(im.data(), product.odd);
+  for (std::size_t k = 0; k < L; ++k) {
+    REQUIRE(re[k] == expected[2 * k]);
+    REQUIRE(im[k] == expected[2 * k + 1]);
+  }
+#else
+  REQUIRE_FALSE(simd::native::splits<Eigen::bfloat16>());
+#endif
+  REQUIRE_FALSE(simd::native::splits<Eigen::half>());
+  REQUIRE_FALSE(simd::native::splits<float>());
 }
 
 TEMPLATE_TEST_CASE("simd: 16-bit narrowing keeps infinities, NaN and signed zeros",

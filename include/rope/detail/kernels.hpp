@@ -47,6 +47,30 @@ struct TokenHeads {
   std::size_t count;
 };
 
+// What a kernel computes in for stored type T: registers of compute_t<T> (complex ones for
+// interleaved pairs), or for bfloat16 where the target has AVX512_BF16 a Split, two registers of
+// float that widen and narrow 32 values at once (packet.hpp).
+template <class T, bool = simd::native::splits<T>()>
+struct Registers {
+  using Values = simd::Packet<compute_t<T>>;
+  using Pairs = simd::ComplexPacket<compute_t<T>>;
+  static constexpr int kEach = 1;  // SIMD registers in one of them
+  static constexpr Index kValues = simd::kLanes<compute_t<T>>;
+  static constexpr Index kPairs = simd::kLanes<std::complex<compute_t<T>>>;
+};
+template <class T>
+struct Registers<T, true> {
+  using Values = simd::Split;
+  using Pairs = simd::Split;
+  static constexpr int kEach = 2;
+  static constexpr Index kValues = 2 * simd::kLanes<float>;
+  static constexpr Index kPairs = simd::kLanes<float>;
+};
+template <class T>
+using ValueRegister = typename Registers<T>::Values;
+template <class T>
+using PairRegister = typename Registers<T>::Pairs;
+
 // The register width of a kernel's main loop: Budget registers of the row's chunk, but no more
 // than a head of at most Half pairs can use (Half fixed at compile time, or Eigen::Dynamic).
 template <int Budget, Index Lanes, int Half>
@@ -80,8 +104,8 @@ Index for_each_chunk(Index h, Index j, const Chunk& chunk) {
 template <int N, class T>
 void half_split_chunk(const TokenHeads<T>& heads, const compute_t<T>* row, Index h, Index j,
                       bool inverse) {
-  using P = simd::Packet<compute_t<T>>;
-  constexpr Index L = simd::kLanes<compute_t<T>>;
+  using P = ValueRegister<T>;
+  constexpr Index L = Registers<T>::kValues;
   P c[N], s[N];
   for (int k = 0; k < N; ++k) {
     c[k] = simd::load<P>(row + j + k * L);
@@ -96,8 +120,8 @@ void half_split_chunk(const TokenHeads<T>& heads, const compute_t<T>* row, Index
     for (int k = 0; k < N; ++k) {
       const Index i = j + k * L;
       const P a = simd::load<P>(x + i), b = simd::load<P>(x + h + i);
-      simd::store(y + i, simd::sub(simd::mul(a, c[k]), simd::mul(b, s[k])));
-      simd::store(y + h + i, simd::add(simd::mul(b, c[k]), simd::mul(a, s[k])));
+      simd::store(y + i, simd::nmadd(b, s[k], simd::mul(a, c[k])));     // a·c − b·s
+      simd::store(y + h + i, simd::madd(a, s[k], simd::mul(b, c[k])));  // b·c + a·s
     }
   }
 }
@@ -109,7 +133,7 @@ template <class T>
 void remainder_half_split(const TokenHeads<T>& heads, const compute_t<T>* row, Index h, Index done,
                           bool inverse) {
   using C = compute_t<T>;
-  constexpr Index L = simd::kLanes<C>;
+  constexpr Index L = Registers<T>::kValues;
   const Index r = h - done;
   alignas(64) C cs[2 * L] = {};
   std::copy(row + done, row + h, cs);
@@ -130,9 +154,9 @@ void remainder_half_split(const TokenHeads<T>& heads, const compute_t<T>* row, I
 // or is Eigen::Dynamic; it only prunes the register widths that cannot fit.
 template <int Half, class T>
 void rotate_half_split(const TokenHeads<T>& heads, const compute_t<T>* row, Index h, bool inverse) {
-  constexpr Index L = simd::kLanes<compute_t<T>>;
+  constexpr Index L = Registers<T>::kValues;
   // Main part: cos and sin registers take at most half the register file.
-  const Index done = for_each_chunk<kWide<simd::kRegisters / 4, L, Half>, L>(
+  const Index done = for_each_chunk<kWide<simd::kRegisters / 4 / Registers<T>::kEach, L, Half>, L>(
       h, 0,
       [&](auto n, Index j) { half_split_chunk<decltype(n)::value>(heads, row, h, j, inverse); });
   // Remainder: the last r = h − done < L pairs, through the same packet arithmetic as the main
@@ -157,8 +181,8 @@ void rotate_half_split(const TokenHeads<T>& heads, const compute_t<T>* row, Inde
 // Pairs [j, j + N·L) of every head, N registers of e^{iφ} held across the heads.
 template <int N, class T>
 void interleaved_chunk(const TokenHeads<T>& heads, const compute_t<T>* row, Index j, bool inverse) {
-  using Z = simd::ComplexPacket<compute_t<T>>;
-  constexpr Index L = simd::kLanes<std::complex<compute_t<T>>>;
+  using Z = PairRegister<T>;
+  constexpr Index L = Registers<T>::kPairs;
   Z e[N];
   for (int k = 0; k < N; ++k) {
     e[k] = simd::load<Z>(row + 2 * (j + k * L));
@@ -171,7 +195,7 @@ void interleaved_chunk(const TokenHeads<T>& heads, const compute_t<T>* row, Inde
   for (std::size_t n = heads.count; n > 0; --n, x += src_stride, y += dst_stride) {
     for (int k = 0; k < N; ++k) {
       const Index i = 2 * (j + k * L);  // pair j + k·L starts at coordinate i
-      simd::store(y + i, simd::mul(simd::load<Z>(x + i), e[k]));
+      simd::store(y + i, simd::complex_mul(simd::load<Z>(x + i), e[k]));
     }
   }
 }
@@ -182,7 +206,7 @@ template <class T>
 void remainder_interleaved(const TokenHeads<T>& heads, const compute_t<T>* row, Index h, Index done,
                            bool inverse) {
   using C = compute_t<T>;
-  constexpr Index L = simd::kLanes<std::complex<C>>;
+  constexpr Index L = Registers<T>::kPairs;
   alignas(64) C e[2 * L] = {};
   std::copy(row + 2 * done, row + 2 * h, e);
   alignas(64) T z[2 * L] = {};
@@ -198,9 +222,9 @@ void remainder_interleaved(const TokenHeads<T>& heads, const compute_t<T>* row, 
 template <int Half, class T>
 void rotate_interleaved(const TokenHeads<T>& heads, const compute_t<T>* row, Index h,
                         bool inverse) {
-  constexpr Index L = simd::kLanes<std::complex<compute_t<T>>>;
+  constexpr Index L = Registers<T>::kPairs;
   // Main part: e^{iφ} registers take at most half the register file.
-  const Index done = for_each_chunk<kWide<simd::kRegisters / 2, L, Half>, L>(
+  const Index done = for_each_chunk<kWide<simd::kRegisters / 2 / Registers<T>::kEach, L, Half>, L>(
       h, 0,
       [&](auto n, Index j) { interleaved_chunk<decltype(n)::value>(heads, row, j, inverse); });
   // Remainder: the pairs not covered by whole registers, as one zero-padded register (as for
