@@ -152,13 +152,13 @@ void store(S* to, uint16x4_t v) {
   vst1_u16(reinterpret_cast<std::uint16_t*>(to), v);
 }
 #endif
-#if defined(__AVX512BF16__) && defined(__AVX512BW__)
+#if defined(EIGEN_VECTORIZE_AVX512) && defined(__AVX512BF16__) && defined(__AVX512BW__)
 // 32 bfloat16 values in two registers of float: the even-indexed values and the odd-indexed ones.
 // A bfloat16 is the upper half of a float, so widening is one integer instruction per register
 // (shift the low half up, or mask the high half); narrowing is one vcvtne2ps2bf16 (both registers
 // rounded to nearest even into one) and one vpermw that puts the values back in their order.
-// Measured on Zen 4: 32 values widened, multiplied and narrowed in place in 0.55x the time of the
-// same pass with one register of 16 (widen by vpmovzxwd + shift, narrow by vcvtneps2bf16).
+// layout_bench's convert_in_place pass (widen, multiply, narrow) runs in about half the time of
+// the same pass on single registers (docs/design.md).
 inline void widen_split(const Eigen::bfloat16* from, __m512& even, __m512& odd) {
   const __m512i w = _mm512_loadu_si512(reinterpret_cast<const void*>(from));
   even = _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
