@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <numeric>
 #include <string>
@@ -33,6 +34,7 @@
 #include <rope/rope.hpp>
 
 #include "scalar_kernels.hpp"
+#include <unistd.h>
 
 namespace {
 
@@ -557,6 +559,45 @@ std::string cpu_model() {
   return "unknown";
 }
 
+// The last-level cache in bytes, as Linux's sysfs gives it for CPU 0 (the cache a core of this
+// machine sees; glibc's sysconf(_SC_LEVEL3_CACHE_SIZE) can report the whole package instead), or
+// 0 where neither says.
+std::size_t last_level_cache_bytes() {
+  for (const char* index : {"index3", "index2"}) {
+    std::ifstream file(std::string("/sys/devices/system/cpu/cpu0/cache/") + index + "/size");
+    std::size_t size = 0;
+    char unit = 0;
+    if (file >> size >> unit) return unit == 'K' ? size << 10 : unit == 'M' ? size << 20 : size;
+  }
+#if defined(_SC_LEVEL3_CACHE_SIZE)
+  const long size = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (size > 0) return static_cast<std::size_t>(size);
+#endif
+  return 0;
+}
+
+// Whether the largest shape is beyond the last-level cache, said in every run: the "DRAM" rows
+// measure memory only where its bytes exceed the cache several times.
+std::string largest_shape_note() {
+  const Shape& largest =
+      *std::max_element(std::begin(kShapes), std::end(kShapes),
+                        [](const Shape& a, const Shape& b) { return a.elements() < b.elements(); });
+  const double mib = double(largest.elements() * sizeof(float)) / double(1 << 20);
+  const std::size_t cache = last_level_cache_bytes();
+  char text[256];
+  if (cache == 0) {
+    std::snprintf(text, sizeof text, "%s: %.0f MiB of float; last-level cache unknown",
+                  largest.name().c_str(), mib);
+  } else {
+    const double times = mib / (double(cache) / double(1 << 20));
+    std::snprintf(text, sizeof text,
+                  "%s: %.0f MiB of float = %.1fx the %zu MiB last-level cache (16-bit: %.1fx)%s",
+                  largest.name().c_str(), mib, times, cache >> 20, times / 2,
+                  times >= 3 ? "" : "; below 3x, so its rows measure the cache in part");
+  }
+  return text;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -565,6 +606,8 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("cpu_model", cpu_model());
   benchmark::AddCustomContext("instruction_set", rope::instruction_set());
   std::printf("CPU: %s; kernels compiled for %s\n", cpu_model().c_str(), rope::instruction_set());
+  benchmark::AddCustomContext("largest_shape", largest_shape_note());
+  std::printf("Largest shape %s\n", largest_shape_note().c_str());
   benchmark::RegisterBenchmark("std_thread_start_join", std_thread_start_join);
   register_type<float>();
   register_type<double>();
