@@ -99,8 +99,9 @@ TEMPLATE_TEST_CASE("simd: complex packets multiply as complex numbers and conjug
   const std::vector<T> a = lanes_of<T>(2 * L, rng), b = lanes_of<T>(2 * L, rng);
   const auto* za = reinterpret_cast<const std::complex<T>*>(a.data());
   const auto* zb = reinterpret_cast<const std::complex<T>*>(b.data());
-  std::vector<std::complex<T>> product(L), conjugated(L);
+  std::vector<std::complex<T>> product(L), kernel_product(L), conjugated(L);
   simd::store(product.data(), simd::mul(simd::load<Z>(za), simd::load<Z>(zb)));
+  simd::store(kernel_product.data(), simd::complex_mul(simd::load<Z>(za), simd::load<Z>(zb)));
   simd::store(conjugated.data(), simd::conjugate(simd::load<Z>(za)));
   for (std::size_t i = 0; i < L; ++i) {
     const double ar = double(a[2 * i]), ai = double(a[2 * i + 1]);
@@ -109,8 +110,17 @@ TEMPLATE_TEST_CASE("simd: complex packets multiply as complex numbers and conjug
     // absolute terms (Higham, Lemma 3.1).
     const double bound_re = rope_test::gamma<T>(2) * (std::abs(ar * br) + std::abs(ai * bi));
     const double bound_im = rope_test::gamma<T>(2) * (std::abs(ar * bi) + std::abs(ai * br));
-    CHECK_THAT(double(product[i].real()), Catch::Matchers::WithinAbs(ar * br - ai * bi, bound_re));
-    CHECK_THAT(double(product[i].imag()), Catch::Matchers::WithinAbs(ar * bi + ai * br, bound_im));
+    for (const auto& z : {product[i], kernel_product[i]}) {
+      CHECK_THAT(double(z.real()), Catch::Matchers::WithinAbs(ar * br - ai * bi, bound_re));
+      CHECK_THAT(double(z.imag()), Catch::Matchers::WithinAbs(ar * bi + ai * br, bound_im));
+    }
+#if defined(EIGEN_VECTORIZE_AVX) && defined(EIGEN_VECTORIZE_FMA)
+    // The kernels' product on FMA targets: one product rounded, fused into the other.
+    const T x = a[2 * i], y = a[2 * i + 1], c = b[2 * i], s = b[2 * i + 1];
+    const T ys = y * s, yc = y * c;
+    REQUIRE(kernel_product[i].real() == std::fma(x, c, -ys));
+    REQUIRE(kernel_product[i].imag() == std::fma(x, s, yc));
+#endif
     REQUIRE(conjugated[i].real() == a[2 * i]);
     REQUIRE(conjugated[i].imag() == -a[2 * i + 1]);
   }
@@ -201,7 +211,8 @@ TEST_CASE("simd: 16-bit conversions are in registers where the target has instru
 
 TEST_CASE("simd: bfloat16 goes in pairs of registers, even and odd values, where AVX512_BF16 is",
           "[simd][storage]") {
-#if defined(EIGEN_VECTORIZE_AVX512) && defined(__AVX512BF16__) && defined(__AVX512BW__)
+#if (defined(EIGEN_VECTORIZE_AVX512) && defined(__AVX512BF16__) && defined(__AVX512BW__)) || \
+    (defined(EIGEN_VECTORIZE_AVX2) && !defined(EIGEN_VECTORIZE_AVX512))
   REQUIRE(simd::native::splits<Eigen::bfloat16>());
   constexpr std::size_t L = simd::kLanes<float>;
   REQUIRE(simd::kValues<simd::Split> == int(2 * L));
@@ -222,7 +233,7 @@ TEST_CASE("simd: bfloat16 goes in pairs of registers, even and odd values, where
   REQUIRE(back[0].value == 0);
   for (std::size_t i = 1; i <= 2 * L; ++i) REQUIRE(back[i].value == x[i].value);
   // A float row splits the same way, and float values are rounded to nearest even as Eigen's
-  // scalar conversion rounds them (normal numbers; vcvtne2ps2bf16 flushes subnormals).
+  // scalar conversion rounds them (normal numbers; AVX-512's vcvtne2ps2bf16 flushes subnormals).
   const std::vector<float> f = rope_test::random_vector<float>(2 * L, rng);
   std::vector<Eigen::bfloat16> rounded(2 * L);
   simd::store(rounded.data(), simd::load<simd::Split>(f.data()));
@@ -237,7 +248,7 @@ TEST_CASE("simd: bfloat16 goes in pairs of registers, even and odd values, where
   for (std::size_t i = 0; i < 2 * L; ++i) {
     REQUIRE(float(rounded[i]) == (i % 2 == 0 ? 1.0F : 1.0F + 0x1p-6F));
   }
-  // complex_mul on Splits (even = re, odd = im) has the bits of Eigen's complex product.
+  // complex_mul on Splits (even = re, odd = im) has the bits of complex_mul on complex packets.
   using Z = simd::ComplexPacket<float>;
   const std::vector<float> a = rope_test::random_vector<float>(2 * L, rng);
   const std::vector<float> b = rope_test::random_vector<float>(2 * L, rng);
@@ -246,7 +257,8 @@ TEST_CASE("simd: bfloat16 goes in pairs of registers, even and odd values, where
   const auto* zb = reinterpret_cast<const std::complex<float>*>(b.data());
   auto* ze = reinterpret_cast<std::complex<float>*>(expected.data());
   for (std::size_t i = 0; i < 2 * L; i += L) {
-    simd::store(ze + i / 2, simd::mul(simd::load<Z>(za + i / 2), simd::load<Z>(zb + i / 2)));
+    simd::store(ze + i / 2,
+                simd::complex_mul(simd::load<Z>(za + i / 2), simd::load<Z>(zb + i / 2)));
   }
   const simd::Split product =
       simd::complex_mul(simd::load<simd::Split>(a.data()), simd::load<simd::Split>(b.data()));

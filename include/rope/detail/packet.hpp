@@ -185,6 +185,43 @@ template <class S>
 constexpr bool splits() {
   return std::is_same_v<S, Eigen::bfloat16>;
 }
+#elif defined(EIGEN_VECTORIZE_AVX2) && !defined(EIGEN_VECTORIZE_AVX512)
+// AVX2: 16 bfloat16 values in two registers of 8 floats, widened as above; narrowed by an integer
+// round to nearest even on each register (as Eigen's AVX cast: bits + 0x7fff + bit 16, NaN to
+// 0x7fc0) and one vpblendw that takes the upper halves of the odd register, so neither the
+// widening moves nor Eigen's pack and lane extraction are needed.
+inline void widen_split(const Eigen::bfloat16* from, __m256& even, __m256& odd) {
+  const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from));
+  even = _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+  odd = _mm256_castsi256_ps(_mm256_and_si256(w, _mm256_set1_epi32(-65536)));  // 0xffff0000
+}
+// v's bits with the bfloat16 nearest v (ties to even) in their upper half.
+inline __m256i rounded_upper_half(__m256 v) {
+  const __m256i bits = _mm256_castps_si256(v);
+  const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
+  const __m256i rounded = _mm256_add_epi32(bits, _mm256_add_epi32(odd, _mm256_set1_epi32(0x7fff)));
+  const __m256 nan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
+  return _mm256_blendv_epi8(rounded, _mm256_set1_epi32(0x7fc00000), _mm256_castps_si256(nan));
+}
+inline void narrow_split(Eigen::bfloat16* to, __m256 even, __m256 odd) {
+  const __m256i low = _mm256_srli_epi32(rounded_upper_half(even), 16);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(to),
+                      _mm256_blend_epi16(low, rounded_upper_half(odd), 0xAA));
+}
+inline void split(const float* from, __m256& even, __m256& odd) {
+  const __m256 lo = _mm256_loadu_ps(from), hi = _mm256_loadu_ps(from + 8);
+  // [lo0 lo2 hi0 hi2 | lo4 lo6 hi4 hi6], then the 64-bit quarters in the order 0, 2, 1, 3
+  const auto gather = [](__m256 mixed) {
+    return _mm256_castpd_ps(
+        _mm256_permute4x64_pd(_mm256_castps_pd(mixed), _MM_SHUFFLE(3, 1, 2, 0)));
+  };
+  even = gather(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)));
+  odd = gather(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+template <class S>
+constexpr bool splits() {
+  return std::is_same_v<S, Eigen::bfloat16>;
+}
 #else
 template <class S>
 constexpr bool splits() {
@@ -461,13 +498,30 @@ Z conjugate(const Z& z) {
 /// A Split of interleaved pairs (even = real parts, odd = imaginary parts), conjugated.
 inline Split conjugate(const Split& z) { return {z.even, negate(z.odd)}; }
 
-/// Lane-wise complex product z·e. On complex packets, Eigen's: on AVX-512 (and FMA targets) the
-/// real part is z.re·e.re − round(z.im·e.im) and the imaginary part z.re·e.im + round(z.im·e.re),
-/// one fused multiply-add each; on a Split (even = re, odd = im) the same roundings, so that a
-/// bfloat16 head rotated on Splits gets the bits of the float rotation.
+/// Lane-wise complex product z·e. On AVX-512 and AVX2 with FMA the real part is
+/// z.re·e.re − round(z.im·e.im) and the imaginary part z.re·e.im + round(z.im·e.re), one fused
+/// multiply-add each (Eigen's product on AVX-512; on AVX2 written here); on a Split (even = re,
+/// odd = im) the same roundings, so that a bfloat16 head rotated on Splits gets the bits of the
+/// float rotation. Elsewhere Eigen's product.
 template <class Z>
 Z complex_mul(const Z& z, const Z& e) {
+#if defined(EIGEN_VECTORIZE_AVX) && defined(EIGEN_VECTORIZE_FMA) && !defined(EIGEN_VECTORIZE_AVX512)
+  // Eigen's AVX product rounds both products and then adds (vaddsubps); fused as on AVX-512, one
+  // instruction less, and the roundings a Split's product has.
+  if constexpr (std::is_same_v<Z, Eigen::internal::Packet4cf>) {
+    const __m256 swapped = _mm256_permute_ps(e.v, _MM_SHUFFLE(2, 3, 0, 1));
+    return Z(_mm256_fmaddsub_ps(_mm256_moveldup_ps(z.v), e.v,
+                                _mm256_mul_ps(_mm256_movehdup_ps(z.v), swapped)));
+  } else if constexpr (std::is_same_v<Z, Eigen::internal::Packet2cd>) {
+    const __m256d swapped = _mm256_shuffle_pd(e.v, e.v, 0x5);
+    return Z(_mm256_fmaddsub_pd(_mm256_shuffle_pd(z.v, z.v, 0x0), e.v,
+                                _mm256_mul_pd(_mm256_shuffle_pd(z.v, z.v, 0xF), swapped)));
+  } else {
+    return Eigen::internal::pmul(z, e);
+  }
+#else
   return Eigen::internal::pmul(z, e);
+#endif
 }
 inline Split complex_mul(const Split& z, const Split& e) {
   return {madd(z.even, e.even, -mul(z.odd, e.odd)), madd(z.even, e.odd, mul(z.odd, e.even))};
