@@ -211,7 +211,7 @@ TEST_CASE("simd: 16-bit conversions are in registers where the target has instru
 
 TEST_CASE("simd: bfloat16 goes in pairs of registers, even and odd values, where AVX512_BF16 is",
           "[simd][storage]") {
-#if (defined(EIGEN_VECTORIZE_AVX512) && defined(__AVX512BF16__) && defined(__AVX512BW__)) || \
+#if (defined(EIGEN_VECTORIZE_AVX512) && defined(__AVX512BW__)) || \
     (defined(EIGEN_VECTORIZE_AVX2) && !defined(EIGEN_VECTORIZE_AVX512))
   REQUIRE(simd::native::splits<Eigen::bfloat16>());
   constexpr std::size_t L = simd::kLanes<float>;

@@ -152,11 +152,12 @@ void store(S* to, uint16x4_t v) {
   vst1_u16(reinterpret_cast<std::uint16_t*>(to), v);
 }
 #endif
-#if defined(EIGEN_VECTORIZE_AVX512) && defined(__AVX512BF16__) && defined(__AVX512BW__)
+#if defined(EIGEN_VECTORIZE_AVX512) && defined(__AVX512BW__)
 // 32 bfloat16 values in two registers of float: the even-indexed values and the odd-indexed ones.
 // A bfloat16 is the upper half of a float, so widening is one integer instruction per register
-// (shift the low half up, or mask the high half); narrowing is one vcvtne2ps2bf16 (both registers
-// rounded to nearest even into one) and one vpermw that puts the values back in their order.
+// (shift the low half up, or mask the high half). Narrowing: with AVX512_BF16 one vcvtne2ps2bf16
+// (both registers rounded to nearest even into one) and one vpermw that puts the values back in
+// their order; without it an integer round per register and one masked word blend.
 // layout_bench's convert_in_place pass (widen, multiply, narrow) runs in about half the time of
 // the same pass on single registers (docs/design.md).
 inline void widen_split(const Eigen::bfloat16* from, __m512& even, __m512& odd) {
@@ -164,6 +165,7 @@ inline void widen_split(const Eigen::bfloat16* from, __m512& even, __m512& odd) 
   even = _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
   odd = _mm512_castsi512_ps(_mm512_and_si512(w, _mm512_set1_epi32(-65536)));  // 0xffff0000
 }
+#if defined(__AVX512BF16__)
 // vcvtne2ps2bf16 rounds to nearest even whatever MXCSR says, and treats float subnormals as zero
 // (as vcvtneps2bf16, Eigen's own cast under AVX512_BF16, does).
 inline void narrow_split(Eigen::bfloat16* to, __m512 even, __m512 odd) {
@@ -173,6 +175,22 @@ inline void narrow_split(Eigen::bfloat16* to, __m512 even, __m512 odd) {
   const __m512i packed = reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(odd, even));
   _mm512_storeu_si512(reinterpret_cast<void*>(to), _mm512_permutexvar_epi16(order, packed));
 }
+#else
+// v's bits with the bfloat16 nearest v (ties to even) in their upper half, NaN as 0x7fc0: the
+// rounding of Eigen's AVX-512 cast without AVX512_BF16.
+inline __m512i rounded_upper_half(__m512 v) {
+  const __m512i bits = _mm512_castps_si512(v);
+  const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
+  const __m512i rounded = _mm512_add_epi32(bits, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7fff)));
+  return _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), rounded,
+                                 _mm512_set1_epi32(0x7fc00000));
+}
+inline void narrow_split(Eigen::bfloat16* to, __m512 even, __m512 odd) {
+  const __m512i low = _mm512_srli_epi32(rounded_upper_half(even), 16);
+  _mm512_storeu_si512(reinterpret_cast<void*>(to),
+                      _mm512_mask_blend_epi16(0xAAAAAAAA, low, rounded_upper_half(odd)));
+}
+#endif
 // 32 floats as their even-indexed and odd-indexed values (a table row split as the heads are).
 inline void split(const float* from, __m512& even, __m512& odd) {
   const __m512 lo = _mm512_loadu_ps(from), hi = _mm512_loadu_ps(from + 16);
