@@ -104,11 +104,14 @@ inline constexpr int kValues = values_in<P>();
 
 namespace native {
 #if defined(__F16C__) && defined(__AVX512F__)
+// The zero-masking forms with every lane selected are the same instructions; GCC 12's unmasked
+// forms pass an undefined register that -Wmaybe-uninitialized reports in the caller's TU (GCC
+// bug 105593).
 inline __m512 widen(const Eigen::half* from, __m512 /*register type*/) {
-  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(from)));
+  return _mm512_maskz_cvtph_ps(0xFFFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from)));
 }
 inline __m256i narrow(const Eigen::half* /*type*/, __m512 v) {
-  return _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT);
+  return _mm512_maskz_cvtps_ph(0xFFFF, v, _MM_FROUND_TO_NEAREST_INT);
 }
 inline void store(Eigen::half* to, __m256i v) {
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(to), v);
@@ -523,7 +526,16 @@ inline Split conjugate(const Split& z) { return {z.even, negate(z.odd)}; }
 /// float rotation. Elsewhere Eigen's product.
 template <class Z>
 Z complex_mul(const Z& z, const Z& e) {
-#if defined(EIGEN_VECTORIZE_AVX) && defined(EIGEN_VECTORIZE_FMA) && !defined(EIGEN_VECTORIZE_AVX512)
+#if defined(EIGEN_VECTORIZE_AVX512)
+  // Eigen's product, written with the zero-masking forms of its shuffles (see native::widen).
+  if constexpr (std::is_same_v<Z, Eigen::internal::Packet8cf>) {
+    const __m512 swapped = _mm512_maskz_permute_ps(0xFFFF, e.v, _MM_SHUFFLE(2, 3, 0, 1));
+    return Z(_mm512_fmaddsub_ps(_mm512_maskz_moveldup_ps(0xFFFF, z.v), e.v,
+                                _mm512_mul_ps(_mm512_maskz_movehdup_ps(0xFFFF, z.v), swapped)));
+  } else {
+    return Eigen::internal::pmul(z, e);
+  }
+#elif defined(EIGEN_VECTORIZE_AVX) && defined(EIGEN_VECTORIZE_FMA)
   // Eigen's AVX product rounds both products and then adds (vaddsubps); fused as on AVX-512, one
   // instruction less, and the roundings a Split's product has.
   if constexpr (std::is_same_v<Z, Eigen::internal::Packet4cf>) {
