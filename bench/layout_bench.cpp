@@ -155,7 +155,8 @@ void limit_copy(benchmark::State& state, Shape shape) {
 template <class T>
 void convert_in_place(benchmark::State& state, Shape shape) {
   namespace simd = rope::detail::simd;
-  // The registers the kernels use for T: one of float, or a Split of two (bfloat16 on AVX512_BF16).
+  // The registers the kernels use for T: one of float, or a Split of two (bfloat16 on AVX2 and
+  // AVX-512).
   using P = rope::detail::ValueRegister<T>;
   constexpr std::size_t L = std::size_t(rope::detail::Registers<T>::kValues);
   const std::size_t n = shape.elements();

@@ -96,24 +96,32 @@ void out_of_place(benchmark::State& state, rope::Layout layout, Rows rows) {
 
 }  // namespace
 
-BENCHMARK(limit_in_place)->Unit(benchmark::kMillisecond);
-BENCHMARK(limit_copy)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(in_place, half_split_rows_streamed, rope::Layout::half_split, Rows::streamed)
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(in_place, interleaved_rows_streamed, rope::Layout::interleaved, Rows::streamed)
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(in_place, half_split_rows_cached, rope::Layout::half_split, Rows::cached)
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(in_place, half_split_one_row, rope::Layout::half_split, Rows::one)
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(in_place, interleaved_one_row, rope::Layout::interleaved, Rows::one)
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(in_place, half_split_past_table, rope::Layout::half_split, Rows::past_table)
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(out_of_place, half_split_rows_streamed, rope::Layout::half_split, Rows::streamed)
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(out_of_place, interleaved_rows_streamed, rope::Layout::interleaved,
-                  Rows::streamed)
-    ->Unit(benchmark::kMillisecond);
-
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  benchmark::RegisterBenchmark("limit_in_place", limit_in_place)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("limit_copy", limit_copy)->Unit(benchmark::kMillisecond);
+  struct Named {
+    const char* name;
+    void (*run)(benchmark::State&, rope::Layout, Rows);
+    rope::Layout layout;
+    Rows rows;
+  };
+  using rope::Layout;
+  const Named cases[] = {
+      {"in_place/half_split_rows_streamed", in_place, Layout::half_split, Rows::streamed},
+      {"in_place/interleaved_rows_streamed", in_place, Layout::interleaved, Rows::streamed},
+      {"in_place/half_split_rows_cached", in_place, Layout::half_split, Rows::cached},
+      {"in_place/half_split_one_row", in_place, Layout::half_split, Rows::one},
+      {"in_place/interleaved_one_row", in_place, Layout::interleaved, Rows::one},
+      {"in_place/half_split_past_table", in_place, Layout::half_split, Rows::past_table},
+      {"out_of_place/half_split_rows_streamed", out_of_place, Layout::half_split, Rows::streamed},
+      {"out_of_place/interleaved_rows_streamed", out_of_place, Layout::interleaved,
+       Rows::streamed}};
+  for (const Named& c : cases) {
+    benchmark::RegisterBenchmark(c.name, c.run, c.layout, c.rows)->Unit(benchmark::kMillisecond);
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

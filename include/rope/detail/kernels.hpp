@@ -48,8 +48,8 @@ struct TokenHeads {
 };
 
 // What a kernel computes in for stored type T: registers of compute_t<T> (complex ones for
-// interleaved pairs), or for bfloat16 where the target has AVX512_BF16 a Split, two registers of
-// float that widen and narrow 32 values at once (packet.hpp).
+// interleaved pairs), or for bfloat16 on AVX2 and AVX-512 a Split, two registers of float that
+// widen and narrow 2·kLanes values at once (packet.hpp).
 template <class T, bool = simd::native::splits<T>()>
 struct Registers {
   using Values = simd::Packet<compute_t<T>>;

@@ -67,8 +67,8 @@ using Real = typename Eigen::NumTraits<E>::Real;
 // [values 0, 2, 4, .. | values 1, 3, 5, ..] (native::widen_split). Lane-wise arithmetic does not
 // care about the order of lanes as long as every operand is split alike, so the half_split kernel
 // runs on a Split as on one register; for interleaved pairs, even = real parts and odd = imaginary
-// parts, and complex_mul needs no shuffle. Used where native::splits<S>() (bfloat16 with
-// AVX512_BF16).
+// parts, and complex_mul needs no shuffle. Used where native::splits<S>() (bfloat16 on AVX2 and
+// AVX-512).
 struct Split {
   Packet<float> even, odd;
 };
@@ -156,16 +156,17 @@ void store(S* to, uint16x4_t v) {
 }
 #endif
 #if defined(EIGEN_VECTORIZE_AVX512) && defined(__AVX512BW__)
+#define ROPE_DETAIL_SPLIT_BFLOAT16 1
 // 32 bfloat16 values in two registers of float: the even-indexed values and the odd-indexed ones.
 // A bfloat16 is the upper half of a float, so widening is one integer instruction per register
 // (shift the low half up, or mask the high half). Narrowing: with AVX512_BF16 one vcvtne2ps2bf16
 // (both registers rounded to nearest even into one) and one vpermw that puts the values back in
 // their order; without it an integer round per register and one masked word blend.
-// layout_bench's convert_in_place pass (widen, multiply, narrow) runs in about half the time of
-// the same pass on single registers (docs/design.md).
+// layout_bench's convert_in_place pass (widen, multiply, narrow) took 0.6–0.8x the time of the
+// same pass on single registers with AVX512_BF16, 0.5–0.6x on AVX2 (docs/performance.md).
 inline void widen_split(const Eigen::bfloat16* from, __m512& even, __m512& odd) {
   const __m512i w = _mm512_loadu_si512(reinterpret_cast<const void*>(from));
-  even = _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+  even = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xFFFF, w, 16));
   odd = _mm512_castsi512_ps(_mm512_and_si512(w, _mm512_set1_epi32(-65536)));  // 0xffff0000
 }
 #if defined(__AVX512BF16__)
@@ -176,20 +177,22 @@ inline void narrow_split(Eigen::bfloat16* to, __m512 even, __m512 odd) {
   const __m512i order = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24,
                                          8, 23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
   const __m512i packed = reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(odd, even));
-  _mm512_storeu_si512(reinterpret_cast<void*>(to), _mm512_permutexvar_epi16(order, packed));
+  _mm512_storeu_si512(reinterpret_cast<void*>(to),
+                      _mm512_maskz_permutexvar_epi16(0xFFFFFFFF, order, packed));
 }
 #else
 // v's bits with the bfloat16 nearest v (ties to even) in their upper half, NaN as 0x7fc0: the
 // rounding of Eigen's AVX-512 cast without AVX512_BF16.
 inline __m512i rounded_upper_half(__m512 v) {
   const __m512i bits = _mm512_castps_si512(v);
-  const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
+  const __m512i odd =
+      _mm512_and_si512(_mm512_maskz_srli_epi32(0xFFFF, bits, 16), _mm512_set1_epi32(1));
   const __m512i rounded = _mm512_add_epi32(bits, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7fff)));
   return _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), rounded,
                                  _mm512_set1_epi32(0x7fc00000));
 }
 inline void narrow_split(Eigen::bfloat16* to, __m512 even, __m512 odd) {
-  const __m512i low = _mm512_srli_epi32(rounded_upper_half(even), 16);
+  const __m512i low = _mm512_maskz_srli_epi32(0xFFFF, rounded_upper_half(even), 16);
   _mm512_storeu_si512(reinterpret_cast<void*>(to),
                       _mm512_mask_blend_epi16(0xAAAAAAAA, low, rounded_upper_half(odd)));
 }
@@ -202,11 +205,8 @@ inline void split(const float* from, __m512& even, __m512& odd) {
   even = _mm512_permutex2var_ps(lo, evens, hi);
   odd = _mm512_permutex2var_ps(lo, odds, hi);
 }
-template <class S>
-constexpr bool splits() {
-  return std::is_same_v<S, Eigen::bfloat16>;
-}
 #elif defined(EIGEN_VECTORIZE_AVX2) && !defined(EIGEN_VECTORIZE_AVX512)
+#define ROPE_DETAIL_SPLIT_BFLOAT16 1
 // AVX2: 16 bfloat16 values in two registers of 8 floats, widened as above; narrowed by an integer
 // round to nearest even on each register (as Eigen's AVX cast: bits + 0x7fff + bit 16, NaN to
 // 0x7fc0) and one vpblendw that takes the upper halves of the odd register, so neither the
@@ -239,16 +239,16 @@ inline void split(const float* from, __m256& even, __m256& odd) {
   even = gather(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)));
   odd = gather(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1)));
 }
-template <class S>
-constexpr bool splits() {
-  return std::is_same_v<S, Eigen::bfloat16>;
-}
-#else
-template <class S>
-constexpr bool splits() {
-  return false;
-}
 #endif
+/// Whether values of S go in Splits (bfloat16 on AVX2 and AVX-512).
+template <class S>
+constexpr bool splits() {
+#if defined(ROPE_DETAIL_SPLIT_BFLOAT16)
+  return std::is_same_v<S, Eigen::bfloat16>;
+#else
+  return false;
+#endif
+}
 // Where the target has none of these, they are never called (conversion() is not native);
 // declared for name lookup.
 template <class S, class W>
@@ -493,12 +493,6 @@ P nmadd(const P& a, const P& b, const P& c) {
 // The same, on both registers of a Split.
 inline Split mul(const Split& a, const Split& b) {
   return {mul(a.even, b.even), mul(a.odd, b.odd)};
-}
-inline Split add(const Split& a, const Split& b) {
-  return {add(a.even, b.even), add(a.odd, b.odd)};
-}
-inline Split sub(const Split& a, const Split& b) {
-  return {sub(a.even, b.even), sub(a.odd, b.odd)};
 }
 inline Split negate(const Split& a) { return {negate(a.even), negate(a.odd)}; }
 inline Split madd(const Split& a, const Split& b, const Split& c) {
