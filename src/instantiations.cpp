@@ -7,6 +7,8 @@
 namespace rope {
 inline namespace ROPE_DETAIL_ISA {
 
+template class detail::Core<float>;
+template class detail::Core<double>;
 #define ROPE_DETAIL_INSTANTIATE(T, Dim) template class Rotary<T, Dim>;
 ROPE_DETAIL_ROTARY_INSTANCES(ROPE_DETAIL_INSTANTIATE)
 #undef ROPE_DETAIL_INSTANTIATE

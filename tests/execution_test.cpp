@@ -8,6 +8,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <Eigen/Core>
@@ -152,6 +153,12 @@ TEST_CASE("Execution::threads: small work stays on fewer threads", "[execution][
   CHECK(rope::detail::thread_count(execution, 100, 1'000'000) == 8);  // as asked
   execution.threads = 1;
   CHECK(rope::detail::thread_count(execution, 100, 1'000'000) == 1);
+  // 0: one per hardware thread, as the standard library counts them.
+  execution.threads = 0;
+  const std::size_t hardware = std::max(1U, std::thread::hardware_concurrency());
+  CHECK(rope::detail::hardware_threads() == hardware);
+  CHECK(rope::detail::thread_count(execution, 1000, 1'000'000) ==
+        std::min<std::size_t>(hardware, 1000));
 }
 
 TEMPLATE_TEST_CASE("TokenRange: disjoint ranges compose to the whole batch", "[execution][range]",

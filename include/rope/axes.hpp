@@ -180,10 +180,9 @@ class Axes {
     // Each block is the head of a rotary_dim/count-wide ordinary RoPE.
     Frequencies block =
         rope::frequencies(rotary_dim / count_, base, scaling, sequence_length, angles);
-    Frequencies all{{}, block.attention_factor};
-    for (std::size_t a = 0; a < count_; ++a) {
-      all.theta.insert(all.theta.end(), block.theta.begin(), block.theta.end());
-    }
+    const std::size_t n = block.theta.size();
+    Frequencies all{std::vector<double>(count_ * n), block.attention_factor};
+    for (std::size_t i = 0; i < all.theta.size(); ++i) all.theta[i] = block.theta[i % n];
     return all;
   }
 

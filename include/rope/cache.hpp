@@ -108,13 +108,13 @@ class CachedRotary {
   /// The primitives without any argument check (see rope::Unchecked).
   void apply(Unchecked, const Cache<T>& cache, View<const T> src, View<T> dst,
              const Positions& positions, const Call& call = {}) const {
-    const detail::Job<T> job{src, dst};
+    const detail::Job job{src, dst};
     rotate(cache, &job, 1, positions, src.tokens(), call.tokens.value_or(TokenRange{0, src.rows()}),
            call);
   }
   void apply_qk(Unchecked, const Cache<T>& cache, View<T> q, View<T> k, const Positions& positions,
                 const Call& call = {}) const {
-    const detail::Job<T> jobs[2] = {{q, q}, {k, k}};
+    const detail::Job jobs[2] = {{q, q}, {k, k}};
     rotate(cache, jobs, 2, positions, q.tokens(), call.tokens.value_or(TokenRange{0, q.rows()}),
            call);
   }
@@ -158,7 +158,7 @@ class CachedRotary {
 
   // Out of the class, so that the compiled mode's extern declarations keep it out of a user's
   // translation unit.
-  void rotate(const Cache<T>& cache, const detail::Job<T>* jobs, std::size_t job_count,
+  void rotate(const Cache<T>& cache, const detail::Job* jobs, std::size_t job_count,
               const Positions& positions, std::size_t sequence, TokenRange range,
               const Call& call) const;
 
@@ -168,17 +168,17 @@ class CachedRotary {
 };
 
 template <class T>
-void CachedRotary<T>::rotate(const Cache<T>& cache, const detail::Job<T>* jobs,
-                             std::size_t job_count, const Positions& positions,
-                             std::size_t sequence, TokenRange range, const Call& call) const {
+void CachedRotary<T>::rotate(const Cache<T>& cache, const detail::Job* jobs, std::size_t job_count,
+                             const Positions& positions, std::size_t sequence, TokenRange range,
+                             const Call& call) const {
   const std::size_t stride = cache.row_stride != 0 ? cache.row_stride : width(cache.format);
   const std::size_t step = cache.format == CacheRow::repeated ? 2 : 1;  // where c_j sits
   const detail::CacheRows<T, Compute> source{cache.cos,      cache.sin,  stride,
                                              step,           layout(),   rotary_dim_ / 2,
                                              &axis_of_pair_, &positions, sequence};
   const detail::Slice slice{options_.rotary_offset, rotary_dim_, options_.head_size};
-  detail::run<Eigen::Dynamic>(source, layout(), jobs, job_count, slice, range, call.direction,
-                              call.execution);
+  detail::run(source, detail::kernel_for<Eigen::Dynamic, T>(layout()), jobs, job_count, slice,
+              range, call.direction, call.execution);
 }
 
 }  // namespace ROPE_DETAIL_ISA

@@ -23,14 +23,17 @@ struct TokenRange {
 /// How a call runs. The defaults (the calling thread, ordinary stores) suit a decode step and
 /// engines that split work themselves.
 struct Execution {
-  /// Threads to split the tokens over, the calling thread included; 0 means
-  /// std::thread::hardware_concurrency(). Compiled with OpenMP, the threads are OpenMP's (kept
-  /// between calls); otherwise each extra one is a std::thread started for the call. Each extra
+  /// Threads to split the tokens over, the calling thread included; 0 means one per hardware
+  /// thread (std::thread::hardware_concurrency()). Compiled with OpenMP, the threads are OpenMP's
+  /// (kept between calls); otherwise each extra one is a thread started for the call (a POSIX
+  /// thread, or a std::thread where <pthread.h> is missing or ROPE_USE_STD_THREAD is defined in
+  /// every translation unit). Each extra
   /// thread is used only when every thread gets at least min_bytes_per_thread bytes to read and
   /// write, so small calls (one decode token) stay on the calling thread.
   std::size_t threads = 1;
   /// The least work worth a thread, in bytes read plus written; 0 chooses by implementation:
-  /// 1 MiB with OpenMP, 16 MiB with std::thread (docs/performance.md has the measurements).
+  /// 1 MiB with OpenMP, 16 MiB with threads started per call (docs/performance.md has the
+  /// measurements).
   std::size_t min_bytes_per_thread = 0;
   /// Out of place only: write dst with non-temporal (streaming) stores, which send the data to
   /// memory without first reading dst into the cache. Each token is rotated into a small buffer

@@ -148,14 +148,14 @@ namespace detail {
 
 inline constexpr double kPi = 3.141592653589793238462643383279502884;
 
-inline void require_positive(const char* name, double value) {
+ROPE_DETAIL_COLD inline void require_positive(const char* name, double value) {
   if (!(value > 0.0) || !std::isfinite(value)) {
     invalid("rope: %s %f must be a finite number > 0", name, value);
   }
 }
 
-inline void require_factors(const char* name, const std::vector<double>& factors,
-                            std::size_t pairs) {
+ROPE_DETAIL_COLD inline void require_factors(const char* name, const std::vector<double>& factors,
+                                             std::size_t pairs) {
   if (factors.size() != pairs) {
     invalid("rope: %s has %zu values but the rotary dimension has %zu pairs", name, factors.size(),
             pairs);
@@ -163,12 +163,12 @@ inline void require_factors(const char* name, const std::vector<double>& factors
   for (const double f : factors) require_positive(name, f);
 }
 
-// What every scheme starts from: the rotary dimension d, the base, the unscaled θ_j, the
-// sequence length (DynamicNTK, LongRope) and the arithmetic of the unscaled θ.
+// What every scheme knows besides its parameters: the rotary dimension d, the base, the sequence
+// length (DynamicNTK, LongRope) and the arithmetic of the unscaled θ. Each scheme below turns the
+// unscaled frequencies f (θ_j of the base, attention factor 1) into its own, in place.
 struct SchemeInput {
   std::size_t d;
   double base;
-  std::vector<double> theta;
   double sequence_length;
   Angles angles;
 
@@ -178,44 +178,44 @@ struct SchemeInput {
 };
 
 // base' = base · s^(d/(d−2)) for the NTK schemes; d = 2 would divide by zero.
-inline double ntk_base(std::size_t d, double base, double s) {
+ROPE_DETAIL_COLD inline double ntk_base(std::size_t d, double base, double s) {
   if (d <= 2) invalid("rope: NTK scaling needs a rotary dimension > 2, got %zu", d);
   const double dd = static_cast<double>(d);
   return base * std::pow(s, dd / (dd - 2));
 }
 
 // HuggingFace's get_mscale: 0.1 · mscale · ln(scale) + 1, and 1 for scale ≤ 1.
-inline double yarn_mscale(double scale, double mscale = 1.0) {
+ROPE_DETAIL_COLD inline double yarn_mscale(double scale, double mscale = 1.0) {
   return scale <= 1.0 ? 1.0 : 0.1 * mscale * std::log(scale) + 1.0;
 }
 
 // "linear" (_compute_linear_scaling_rope_parameters): θ_j / factor.
-ROPE_DETAIL_COLD inline Frequencies linear(const Linear& s, SchemeInput in) {
+ROPE_DETAIL_COLD inline void linear(const Linear& s, const SchemeInput&, Frequencies& f) {
   require_positive("Linear::factor", s.factor);
-  for (double& t : in.theta) t /= s.factor;
-  return {std::move(in.theta), 1.0};
+  for (double& t : f.theta) t /= s.factor;
 }
 
 // Static NTK-aware scaling: θ_j of base · factor^(d/(d−2)).
-ROPE_DETAIL_COLD inline Frequencies ntk_aware(const NTKAware& s, const SchemeInput& in) {
+ROPE_DETAIL_COLD inline void ntk_aware(const NTKAware& s, const SchemeInput& in, Frequencies& f) {
   require_positive("NTKAware::factor", s.factor);
-  return {in.theta_for(ntk_base(in.d, in.base, s.factor)), 1.0};
+  f.theta = in.theta_for(ntk_base(in.d, in.base, s.factor));
 }
 
 // "dynamic" (_compute_dynamic_ntk_parameters): for L > M,
 // base' = base · (factor·L/M − (factor − 1))^(d/(d−2)).
-ROPE_DETAIL_COLD inline Frequencies dynamic_ntk(const DynamicNTK& s, SchemeInput in) {
+ROPE_DETAIL_COLD inline void dynamic_ntk(const DynamicNTK& s, const SchemeInput& in,
+                                         Frequencies& f) {
   require_positive("DynamicNTK::factor", s.factor);
   require_positive("DynamicNTK::max_position_embeddings", s.max_position_embeddings);
-  if (in.sequence_length <= s.max_position_embeddings) return {std::move(in.theta), 1.0};
+  if (in.sequence_length <= s.max_position_embeddings) return;
   const double stretch = s.factor * in.sequence_length / s.max_position_embeddings - (s.factor - 1);
-  return {in.theta_for(ntk_base(in.d, in.base, stretch)), 1.0};
+  f.theta = in.theta_for(ntk_base(in.d, in.base, stretch));
 }
 
 // "yarn" (_compute_yarn_parameters; Peng et al. 2023, eq. 17-20). The pair index at which a
 // wavelength completes r turns over L0 is cd(r) = d·ln(L0/(2πr)) / (2·ln base); pairs below
 // cd(beta_fast) keep θ, pairs above cd(beta_slow) take θ/factor, a linear ramp between.
-ROPE_DETAIL_COLD inline Frequencies yarn(const Yarn& s, SchemeInput in) {
+ROPE_DETAIL_COLD inline void yarn(const Yarn& s, const SchemeInput& in, Frequencies& f) {
   require_positive("Yarn::factor", s.factor);
   require_positive("Yarn::original_max_position_embeddings", s.original_max_position_embeddings);
   require_positive("Yarn::beta_fast", s.beta_fast);
@@ -236,9 +236,9 @@ ROPE_DETAIL_COLD inline Frequencies yarn(const Yarn& s, SchemeInput in) {
   low = std::max(low, 0.0);
   high = std::min(high, dd - 1);
   if (low == high) high += 0.001;
-  for (std::size_t j = 0; j < in.theta.size(); ++j) {
+  for (std::size_t j = 0; j < f.theta.size(); ++j) {
     const double ramp = std::clamp((static_cast<double>(j) - low) / (high - low), 0.0, 1.0);
-    in.theta[j] = in.theta[j] / s.factor * ramp + in.theta[j] * (1 - ramp);
+    f.theta[j] = f.theta[j] / s.factor * ramp + f.theta[j] * (1 - ramp);
   }
   double attention = 0;
   if (s.attention_factor) {
@@ -249,12 +249,12 @@ ROPE_DETAIL_COLD inline Frequencies yarn(const Yarn& s, SchemeInput in) {
     attention = yarn_mscale(s.factor);
   }
   require_positive("Yarn attention factor", attention);
-  return {std::move(in.theta), attention};
+  f.attention_factor = attention;
 }
 
 // "llama3" (_compute_llama3_parameters): wavelengths above L0/low_freq_factor take θ/factor,
 // below L0/high_freq_factor keep θ, smooth = (L0/λ − low)/(high − low) blends between.
-ROPE_DETAIL_COLD inline Frequencies llama3(const Llama3& s, SchemeInput in) {
+ROPE_DETAIL_COLD inline void llama3(const Llama3& s, const SchemeInput&, Frequencies& f) {
   require_positive("Llama3::factor", s.factor);
   require_positive("Llama3::low_freq_factor", s.low_freq_factor);
   require_positive("Llama3::original_max_position_embeddings", s.original_max_position_embeddings);
@@ -265,7 +265,7 @@ ROPE_DETAIL_COLD inline Frequencies llama3(const Llama3& s, SchemeInput in) {
   const double l0 = s.original_max_position_embeddings;
   const double low_freq_wavelength = l0 / s.low_freq_factor;
   const double high_freq_wavelength = l0 / s.high_freq_factor;
-  for (double& t : in.theta) {
+  for (double& t : f.theta) {
     const double wavelength = 2 * kPi / t;
     if (wavelength > low_freq_wavelength) {
       t /= s.factor;
@@ -275,13 +275,12 @@ ROPE_DETAIL_COLD inline Frequencies llama3(const Llama3& s, SchemeInput in) {
       t = (1 - smooth) * t / s.factor + smooth * t;
     }
   }
-  return {std::move(in.theta), 1.0};
 }
 
 // "longrope" (_compute_longrope_parameters): θ_j / ext_j, ext = long_factor past L0 else
 // short_factor; attention factor sqrt(1 + ln(factor)/ln(L0)) unless given.
-ROPE_DETAIL_COLD inline Frequencies long_rope(const LongRope& s, SchemeInput in) {
-  const std::size_t pairs = in.theta.size();
+ROPE_DETAIL_COLD inline void long_rope(const LongRope& s, const SchemeInput& in, Frequencies& f) {
+  const std::size_t pairs = f.theta.size();
   require_factors("LongRope::short_factor", s.short_factor, pairs);
   require_factors("LongRope::long_factor", s.long_factor, pairs);
   const double l0 = s.original_max_position_embeddings;
@@ -289,25 +288,26 @@ ROPE_DETAIL_COLD inline Frequencies long_rope(const LongRope& s, SchemeInput in)
   const double factor = s.factor ? *s.factor : s.max_position_embeddings / l0;
   require_positive("LongRope::factor", factor);
   const std::vector<double>& ext = in.sequence_length > l0 ? s.long_factor : s.short_factor;
-  for (std::size_t j = 0; j < pairs; ++j) in.theta[j] /= ext[j];
+  for (std::size_t j = 0; j < pairs; ++j) f.theta[j] /= ext[j];
   const double attention =
       s.attention_factor ? *s.attention_factor
                          : (factor <= 1 ? 1.0 : std::sqrt(1 + std::log(factor) / std::log(l0)));
   require_positive("LongRope attention factor", attention);
-  return {std::move(in.theta), attention};
+  f.attention_factor = attention;
 }
 
 // θ_j given by the caller.
-ROPE_DETAIL_COLD inline Frequencies given(const InverseFrequencies& s, const SchemeInput& in) {
-  require_factors("InverseFrequencies::theta", s.theta, in.theta.size());
-  return {s.theta, 1.0};
+ROPE_DETAIL_COLD inline void given(const InverseFrequencies& s, const SchemeInput&,
+                                   Frequencies& f) {
+  require_factors("InverseFrequencies::theta", s.theta, f.theta.size());
+  f.theta = s.theta;
 }
 
 // ggml's freq_factors: θ_j / factor_j.
-ROPE_DETAIL_COLD inline Frequencies frequency_factors(const FrequencyFactors& s, SchemeInput in) {
-  require_factors("FrequencyFactors::factors", s.factors, in.theta.size());
-  for (std::size_t j = 0; j < in.theta.size(); ++j) in.theta[j] /= s.factors[j];
-  return {std::move(in.theta), 1.0};
+ROPE_DETAIL_COLD inline void frequency_factors(const FrequencyFactors& s, const SchemeInput&,
+                                               Frequencies& f) {
+  require_factors("FrequencyFactors::factors", s.factors, f.theta.size());
+  for (std::size_t j = 0; j < f.theta.size(); ++j) f.theta[j] /= s.factors[j];
 }
 
 }  // namespace detail
@@ -324,31 +324,28 @@ ROPE_DETAIL_COLD inline Frequencies frequency_factors(const FrequencyFactors& s,
 ROPE_DETAIL_COLD inline Frequencies frequencies(std::size_t d, double base, const Scaling& scaling,
                                                 double sequence_length = 0,
                                                 Angles angles = Angles::exact) {
-  detail::SchemeInput in{d, base, {}, sequence_length, angles};
-  in.theta = in.theta_for(base);
+  const detail::SchemeInput in{d, base, sequence_length, angles};
+  Frequencies result{in.theta_for(base), 1.0};
   if (!(sequence_length >= 0.0) || !std::isfinite(sequence_length)) {
     detail::invalid("rope: sequence_length %f must be a finite number >= 0", sequence_length);
   }
-  Frequencies result;
   if (const auto* s = std::get_if<Linear>(&scaling)) {
-    result = detail::linear(*s, std::move(in));
+    detail::linear(*s, in, result);
   } else if (const auto* ntk = std::get_if<NTKAware>(&scaling)) {
-    result = detail::ntk_aware(*ntk, in);
+    detail::ntk_aware(*ntk, in, result);
   } else if (const auto* dynamic = std::get_if<DynamicNTK>(&scaling)) {
-    result = detail::dynamic_ntk(*dynamic, std::move(in));
+    detail::dynamic_ntk(*dynamic, in, result);
   } else if (const auto* y = std::get_if<Yarn>(&scaling)) {
-    result = detail::yarn(*y, std::move(in));
+    detail::yarn(*y, in, result);
   } else if (const auto* l3 = std::get_if<Llama3>(&scaling)) {
-    result = detail::llama3(*l3, std::move(in));
+    detail::llama3(*l3, in, result);
   } else if (const auto* lr = std::get_if<LongRope>(&scaling)) {
-    result = detail::long_rope(*lr, std::move(in));
+    detail::long_rope(*lr, in, result);
   } else if (const auto* theta = std::get_if<InverseFrequencies>(&scaling)) {
-    result = detail::given(*theta, in);
+    detail::given(*theta, in, result);
   } else if (const auto* ff = std::get_if<FrequencyFactors>(&scaling)) {
-    result = detail::frequency_factors(*ff, std::move(in));
-  } else {  // Unscaled
-    result = {std::move(in.theta), 1.0};
-  }
+    detail::frequency_factors(*ff, in, result);
+  }                                         // else Unscaled
   if (angles == Angles::pytorch_float32) {  // a scheme's θ_j as float32 tensors hold them
     for (double& t : result.theta) t = static_cast<double>(static_cast<float>(t));
     result.attention_factor = static_cast<double>(static_cast<float>(result.attention_factor));

@@ -13,11 +13,12 @@
 #include <Eigen/Core>
 
 #include <rope/axes.hpp>
-#include <rope/detail/rows.hpp>
+#include <rope/detail/core.hpp>
 #include <rope/detail/walk.hpp>
 #include <rope/execution.hpp>
 #include <rope/frequencies.hpp>
 #include <rope/layout.hpp>
+#include <rope/options.hpp>
 #include <rope/positions.hpp>
 #include <rope/scalar.hpp>
 #include <rope/table.hpp>
@@ -25,42 +26,6 @@
 
 namespace rope {
 inline namespace ROPE_DETAIL_ISA {
-
-/// Configuration of a Rotary.
-struct Options {
-  /// Coordinates per head, d (even). 0 means the compile-time Dim of Rotary<T, Dim>.
-  std::size_t head_size = 0;
-  /// θ_j = base^(-2j/d). HuggingFace's `rope_theta`: 10000 for LLaMA 1/2, 500000 for Llama 3.
-  double base = 10000.0;
-  /// Which coordinates pair up. Must match the checkpoint (see Layout).
-  Layout layout = Layout::half_split;
-  /// Positions 0 .. max_positions-1 get a precomputed table row (rotary_dim values of
-  /// Rotary::Compute each: float, or double for Rotary<double>).
-  /// A larger position gets its row computed on the fly, as accurate and about 20-60 ns per
-  /// pair slower per token.
-  std::size_t max_positions = 4096;
-  /// How θ_j is stretched for long contexts (Linear, Yarn, Llama3, ...; see frequencies.hpp).
-  Scaling scaling = Unscaled{};
-  /// The sequence length the length-dependent schemes (DynamicNTK, LongRope) are evaluated for.
-  double sequence_length = 0;
-  /// Coordinates that rotate (even); 0 means all of the head. Partial rotary: GPT-NeoX's
-  /// rotary_pct, Phi-2's partial_rotary_factor (rotary_dim = factor · head_size). θ_j uses
-  /// rotary_dim as d; the other coordinates pass through (copied when out of place).
-  std::size_t rotary_dim = 0;
-  /// First rotated coordinate (vLLM's rope_dim_offset, ggml's n_offs); 0 for every checkpoint
-  /// that rotates the leading coordinates.
-  std::size_t rotary_offset = 0;
-  /// Exact angles (default), or PyTorch's float32 recipe for parity with a reference run.
-  Angles angles = Angles::exact;
-  /// The most bytes the table may take, max_positions · rotary_dim · sizeof(Compute): the
-  /// constructor throws instead of allocating more. 1 GiB admits 2^21 positions of a 128-wide
-  /// float head. Positions past the table are computed on the fly, so a smaller table costs
-  /// speed, never accuracy.
-  std::size_t table_memory_limit = std::size_t{1} << 30;
-  /// Multi-axis RoPE: which coordinate of a token's position each pair rotates by (M-RoPE,
-  /// axial vision RoPE; see Axes and docs/multimodal.md). One axis by default.
-  Axes axes = {};
-};
 
 /// Rotary position embedding for heads of Dim coordinates of type T.
 ///
@@ -102,22 +67,22 @@ class Rotary {
   /// axes do not fit the rotary dimension.
   explicit Rotary(const Options& options = {});
 
-  std::size_t head_size() const noexcept { return head_size_; }
+  std::size_t head_size() const noexcept { return core_.head_size(); }
   /// Coordinates rotated per head, starting at rotary_offset().
-  std::size_t rotary_dim() const noexcept { return rotary_dim_; }
-  std::size_t rotary_offset() const noexcept { return rotary_offset_; }
-  double base() const noexcept { return base_; }
-  Layout layout() const noexcept { return table_.layout(); }
-  std::size_t max_positions() const noexcept { return table_.positions(); }
+  std::size_t rotary_dim() const noexcept { return core_.rotary_dim(); }
+  std::size_t rotary_offset() const noexcept { return core_.rotary_offset(); }
+  double base() const noexcept { return core_.base(); }
+  Layout layout() const noexcept { return core_.layout(); }
+  std::size_t max_positions() const noexcept { return core_.table().positions(); }
   /// θ_j, j < rotary_dim/2, in double, after scaling.
-  const std::vector<double>& inverse_frequencies() const noexcept { return frequencies_.theta; }
+  const std::vector<double>& inverse_frequencies() const noexcept { return core_.theta(); }
   /// The factor on every cos and sin entry (1 but for Yarn and LongRope).
-  double attention_factor() const noexcept { return frequencies_.attention_factor; }
-  const Table<Compute>& table() const noexcept { return table_; }
+  double attention_factor() const noexcept { return core_.attention_factor(); }
+  const Table<Compute>& table() const noexcept { return core_.table(); }
   /// The number of coordinates per token: 1 but for multi-axis RoPE (Options::axes).
-  std::size_t axes() const noexcept { return axes_; }
+  std::size_t axes() const noexcept { return core_.axes(); }
   /// The axis each pair takes, pair i in θ order (all 0 for ordinary RoPE).
-  const std::vector<std::uint8_t>& axis_of_pairs() const noexcept { return axis_of_pair_; }
+  const std::vector<std::uint8_t>& axis_of_pairs() const noexcept { return core_.axis_of_pairs(); }
 
   // ---- the primitives ------------------------------------------------------------------------
 
@@ -175,7 +140,7 @@ class Rotary {
   /// Rotates a contiguous [tokens][heads][head_size] buffer in place.
   void apply(T* x, std::size_t tokens, std::size_t heads, const Positions& positions,
              const Call& call = {}) const {
-    apply(View<T>::contiguous(x, tokens, heads, head_size_), positions, call);
+    apply(View<T>::contiguous(x, tokens, heads, head_size()), positions, call);
   }
 
   /// Returns one head (any Eigen vector expression of head_size T) rotated to `position`.
@@ -187,24 +152,11 @@ class Rotary {
 
  private:
   static std::size_t checked_head_size(std::size_t head_size);
-  static std::size_t checked_positions(const Options& options, std::size_t rotary_dim);
-  detail::RowsOfTable<Compute> rows() const noexcept;
-  // Runs the walk with the kernels of the head size: a fixed Dim bounds them, whole or partial.
-  template <class Source>
-  void rotate(const Source& source, const detail::Job<T>* jobs, std::size_t job_count,
-              TokenRange range, Direction direction, const Execution& execution) const;
+  // The kernel of T for the layout: a fixed Dim bounds the rotated pairs, whole head or partial.
+  detail::Kernel kernel() const noexcept;
 
-  std::size_t head_size_;
-  std::size_t rotary_dim_;
-  std::size_t rotary_offset_;
-  double base_;
-  Frequencies frequencies_;
-  std::vector<std::uint8_t> axis_of_pair_;
-  std::vector<detail::AxisRun> runs_;
-  std::vector<std::uint8_t> axis_of_entry_;
-  std::size_t axes_;
-  Table<Compute> table_;
-  Angles angles_;
+  // Everything but the kernels: compiled once per Compute type (detail/core.hpp).
+  detail::Core<Compute> core_;
 };
 
 }  // namespace ROPE_DETAIL_ISA
@@ -216,6 +168,8 @@ class Rotary {
 #include <rope/detail/instances.hpp>
 namespace rope {
 inline namespace ROPE_DETAIL_ISA {
+extern template class detail::Core<float>;
+extern template class detail::Core<double>;
 #define ROPE_DETAIL_EXTERN(T, Dim) extern template class Rotary<T, Dim>;
 ROPE_DETAIL_ROTARY_INSTANCES(ROPE_DETAIL_EXTERN)
 #undef ROPE_DETAIL_EXTERN

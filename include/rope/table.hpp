@@ -60,7 +60,7 @@ class Table {
           "elements",
           positions, head_size_, max_size());
     }
-    data_.resize(positions * head_size_);
+    data_ = Storage(positions * head_size_);
     for (std::size_t m = 0; m < positions; ++m) {
       compute_row(layout, theta, static_cast<double>(m), data_.data() + m * head_size_, scale,
                   angles);
@@ -78,9 +78,9 @@ class Table {
 
   /// compute_row for the entries of pairs [first, last) only; the other entries of row are left
   /// as they are.
-  static void compute_pairs(Layout layout, const std::vector<double>& theta, double position,
-                            T* row, std::size_t first, std::size_t last, double scale = 1.0,
-                            Angles angles = Angles::exact) {
+  ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE static void compute_pairs(
+      Layout layout, const std::vector<double>& theta, double position, T* row, std::size_t first,
+      std::size_t last, double scale = 1.0, Angles angles = Angles::exact) {
     const std::size_t half = theta.size();
     for (std::size_t j = first; j < last; ++j) {
       T c, s;
@@ -99,9 +99,7 @@ class Table {
   }
 
   /// The largest number of elements a table may hold: the most a std::vector<T> may hold.
-  static std::size_t max_size() noexcept {
-    return std::vector<T, Eigen::aligned_allocator<T>>().max_size();
-  }
+  static std::size_t max_size() noexcept { return Storage().max_size(); }
 
   Layout layout() const noexcept { return layout_; }
   std::size_t head_size() const noexcept { return head_size_; }
@@ -120,10 +118,12 @@ class Table {
   }
 
  private:
+  using Storage = std::vector<T, Eigen::aligned_allocator<T>>;
+
   Layout layout_;
   std::size_t head_size_;
   std::size_t positions_;
-  std::vector<T, Eigen::aligned_allocator<T>> data_;
+  Storage data_;
 };
 
 }  // namespace ROPE_DETAIL_ISA

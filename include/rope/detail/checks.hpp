@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <rope/detail/geometry.hpp>
 #include <rope/execution.hpp>
 #include <rope/positions.hpp>
 #include <rope/view.hpp>
@@ -18,40 +19,6 @@
 namespace rope {
 inline namespace ROPE_DETAIL_ISA {
 namespace detail {
-
-// A view's shape with its strides in bytes.
-struct Geometry {
-  std::uintptr_t data;
-  std::size_t batches, tokens, heads;
-  std::size_t batch_stride, token_stride, head_stride;  // bytes
-  std::size_t element;                                  // bytes per element
-
-  template <class T>
-  Geometry(const View<T>& view) noexcept  // NOLINT(google-explicit-constructor)
-      : data(reinterpret_cast<std::uintptr_t>(view.data())),
-        batches(view.batches()),
-        tokens(view.tokens()),
-        heads(view.heads()),
-        batch_stride(view.batch_stride() * sizeof(T)),
-        token_stride(view.token_stride() * sizeof(T)),
-        head_stride(view.head_stride() * sizeof(T)),
-        element(sizeof(T)) {}
-
-  std::size_t rows() const noexcept { return batches * tokens; }
-  // Strides in elements, as the messages name them.
-  std::size_t elements(std::size_t bytes) const noexcept { return bytes / element; }
-  // Bytes from a sequence's first byte to one past its highest head.
-  std::size_t span(std::size_t head_size) const noexcept {
-    return (tokens - 1) * token_stride + (heads - 1) * head_stride + head_size * element;
-  }
-  // One sequence as a geometry of its own.
-  Geometry sequence(std::size_t batch) const noexcept {
-    Geometry g = *this;
-    g.data += batch * batch_stride;
-    g.batches = 1;
-    return g;
-  }
-};
 
 // Whether a view's heads are laid out head after head within a token (the smaller stride is the
 // head stride): then addresses grow with h first, then with t.
@@ -63,7 +30,8 @@ inline bool heads_inner(const Geometry& view) {
 // the axis with the smaller stride a row must fit in its stride, and along the other axis the
 // whole run of the first axis must fit. Sequences follow one another: batch_stride at least the
 // span of one sequence.
-inline void check_view(const char* name, const Geometry& view, std::size_t head_size) {
+ROPE_DETAIL_NOINLINE inline void check_view(const char* name, const Geometry& view,
+                                            std::size_t head_size) {
   if (view.rows() == 0 || view.heads == 0) return;  // no heads: nothing is read or written
   if (view.data == 0) invalid("rope: %s is a null pointer", name);
   const bool many_tokens = view.tokens > 1, many_heads = view.heads > 1;
@@ -109,9 +77,9 @@ ROPE_DETAIL_COLD inline std::size_t checked_rotary_dim(std::size_t head_size,
   return dim;
 }
 
-inline void check_same_shape(const char* a_name, const Geometry& a, const char* b_name,
-                             const Geometry& b) {
-  if (a.batches == b.batches && a.tokens == b.tokens && a.heads == b.heads) return;
+// The error of check_same_shape.
+[[noreturn]] ROPE_DETAIL_COLD inline void different_shapes(const char* a_name, const Geometry& a,
+                                                           const char* b_name, const Geometry& b) {
   if (a.batches == 1 && b.batches == 1) {
     invalid("rope: %s is %zu tokens x %zu heads but %s is %zu tokens x %zu heads", a_name, a.tokens,
             a.heads, b_name, b.tokens, b.heads);
@@ -120,6 +88,13 @@ inline void check_same_shape(const char* a_name, const Geometry& a, const char* 
       "rope: %s is %zu sequences x %zu tokens x %zu heads but %s is %zu sequences x %zu "
       "tokens x %zu heads",
       a_name, a.batches, a.tokens, a.heads, b_name, b.batches, b.tokens, b.heads);
+}
+
+inline void check_same_shape(const char* a_name, const Geometry& a, const char* b_name,
+                             const Geometry& b) {
+  if (a.batches != b.batches || a.tokens != b.tokens || a.heads != b.heads) {
+    different_shapes(a_name, a, b_name, b);
+  }
 }
 
 // The heads of one sequence of a view that passed check_view, as byte addresses: head (t, h)
@@ -216,17 +191,11 @@ ROPE_DETAIL_COLD inline bool overlapping_heads(const HeadIntervals& a, const Hea
   return false;
 }
 
-// Each head of a must share no byte with b but for the same (token, head) of b at the same
-// address (in place, with in_place_allowed); q and k must share no byte at all. Views of several
-// sequences are checked sequence against sequence where their extents meet (token indices in the
-// message are counted over the batch).
-inline void check_disjoint(const char* a_name, const Geometry& a, const char* b_name,
-                           const Geometry& b, std::size_t head_size, bool in_place_allowed) {
-  const bool same_heads = a.data == b.data &&
-                          (a.batches <= 1 || a.batch_stride == b.batch_stride) &&
-                          (a.tokens <= 1 || a.token_stride == b.token_stride) &&
-                          (a.heads <= 1 || a.head_stride == b.head_stride);
-  if (same_heads && in_place_allowed) return;  // in place: O(1)
+// check_disjoint past its in-place case (below), compiled for size: it runs only for views that
+// are not the same heads.
+ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_heads_disjoint(
+    const char* a_name, const Geometry& a, const char* b_name, const Geometry& b,
+    std::size_t head_size, bool in_place_allowed) {
   if (a.rows() == 0 || a.heads == 0 || b.rows() == 0 || b.heads == 0) return;
   const auto first = [](const Geometry& v, std::size_t batch) {
     return v.data + batch * v.batch_stride;
@@ -254,6 +223,20 @@ inline void check_disjoint(const char* a_name, const Geometry& a, const char* b_
   }
 }
 
+// Each head of a must share no byte with b but for the same (token, head) of b at the same
+// address (in place, with in_place_allowed); q and k must share no byte at all. Views of several
+// sequences are checked sequence against sequence where their extents meet (token indices in the
+// message are counted over the batch).
+inline void check_disjoint(const char* a_name, const Geometry& a, const char* b_name,
+                           const Geometry& b, std::size_t head_size, bool in_place_allowed) {
+  const bool same_heads = a.data == b.data &&
+                          (a.batches <= 1 || a.batch_stride == b.batch_stride) &&
+                          (a.tokens <= 1 || a.token_stride == b.token_stride) &&
+                          (a.heads <= 1 || a.head_stride == b.head_stride);
+  if (same_heads && in_place_allowed) return;  // in place: O(1)
+  check_heads_disjoint(a_name, a, b_name, b, head_size, in_place_allowed);
+}
+
 /// The largest position: angles m·θ_j are computed in double, exact for integers up to 2^53.
 inline constexpr std::int64_t kMaxPosition = (std::int64_t{1} << 53) - 1;
 
@@ -277,8 +260,11 @@ inline void check_shift(std::int64_t delta) {
 // [0, 2^53 − 1]. An empty range reads none.
 // (coordinates false: only that the positions exist and have a usable number of axes; a
 // CachedRotary checks its row indices against its cache instead.)
-inline void check_positions(const Positions& positions, TokenRange range, std::size_t sequence,
-                            std::size_t axes, bool coordinates = true) {
+ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_positions(const Positions& positions,
+                                                                  TokenRange range,
+                                                                  std::size_t sequence,
+                                                                  std::size_t axes,
+                                                                  bool coordinates = true) {
   if (range.first == range.last) return;
   if (positions.is_null()) invalid("rope: positions is a null pointer");
   if (positions.axes() != 1 && positions.axes() != axes) {

@@ -16,6 +16,7 @@
 
 #include <rope/axes.hpp>
 #include <rope/detail/row_format.hpp>
+#include <rope/detail/walk.hpp>
 #include <rope/layout.hpp>
 #include <rope/positions.hpp>
 #include <rope/table.hpp>
@@ -31,11 +32,16 @@ struct AxisRun {
 
 ROPE_DETAIL_COLD inline std::vector<AxisRun> runs_of(
     const std::vector<std::uint8_t>& axis_of_pair) {
-  std::vector<AxisRun> runs;
-  for (std::size_t i = 0; i < axis_of_pair.size(); ++i) {
-    if (runs.empty() || runs.back().axis != axis_of_pair[i])
-      runs.push_back({i, i, axis_of_pair[i]});
-    runs.back().last = i + 1;
+  const std::size_t pairs = axis_of_pair.size();
+  const auto starts = [&](std::size_t i) {
+    return i == 0 || axis_of_pair[i] != axis_of_pair[i - 1];
+  };
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < pairs; ++i) count += starts(i) ? 1 : 0;
+  std::vector<AxisRun> runs(count);
+  for (std::size_t i = 0, r = 0; i < pairs; ++i) {
+    if (starts(i)) runs[r++] = {i, i, axis_of_pair[i]};
+    runs[r - 1].last = i + 1;
   }
   return runs;
 }
@@ -66,15 +72,51 @@ struct RowsOfTable {
   const C* row_at(std::int64_t position, std::vector<C>& scratch) const {
     const auto m = static_cast<std::size_t>(position);
     if (m < table->positions()) return table->row(m);
-    scratch.resize(table->head_size());
-    Table<C>::compute_row(table->layout(), *theta, static_cast<double>(m), scratch.data(),
-                          attention_factor, angles);
-    return scratch.data();
+    return past_table(static_cast<double>(m), scratch);
+  }
+
+  // The row of a position past the table, computed as the table computes its rows.
+  ROPE_DETAIL_NOINLINE const C* past_table(double position, std::vector<C>& scratch) const {
+    C* out = room(scratch, table->head_size());
+    Table<C>::compute_row(table->layout(), *theta, position, out, attention_factor, angles);
+    return out;
+  }
+
+  // The row of multi-axis coordinates p[0 .. axes): the table row if they are all the same (a
+  // text token: ordinary RoPE, bit for bit), else entry k from the row of its axis.
+  ROPE_DETAIL_NOINLINE const C* mixed_row(const std::int64_t* p, std::vector<C>& scratch) const {
+    bool same = true, inside = true;
+    for (std::size_t a = 0; a < axes; ++a) {
+      same = same && p[a] == p[0];
+      inside = inside && static_cast<std::size_t>(p[a]) < table->positions();
+    }
+    if (same) return row_at(p[0], scratch);
+    const std::size_t width = table->head_size();
+    C* out = room(scratch, width);
+    if (inside) {
+      // Entry k from the table row of its axis: a select that compilers vectorise.
+      const C* r[Axes::kMaxAxes];
+      for (std::size_t a = 0; a < Axes::kMaxAxes; ++a) {
+        r[a] = table->row(static_cast<std::size_t>(p[a < axes ? a : 0]));
+      }
+      const std::uint8_t* axis = entries->data();
+      for (std::size_t k = 0; k < width; ++k) {
+        out[k] = axis[k] == 0 ? r[0][k] : axis[k] == 1 ? r[1][k] : axis[k] == 2 ? r[2][k] : r[3][k];
+      }
+      return out;
+    }
+    // A coordinate past the table: each run of pairs computed as the table computes its rows.
+    for (const AxisRun& run : *runs) {
+      Table<C>::compute_pairs(table->layout(), *theta, static_cast<double>(p[run.axis]), out,
+                              run.first, run.last, attention_factor, angles);
+    }
+    return out;
   }
 };
 
 template <class C>
 struct TableRows {
+  using Value = C;
   RowsOfTable<C> rows;
   const Positions* positions;
   std::size_t sequence;  // tokens per sequence of the call's views
@@ -82,50 +124,21 @@ struct TableRows {
   const C* row(std::size_t t, std::vector<C>& scratch) const {
     if (positions->axes() == 1) return rows.row_at(positions->at(t, 0, sequence), scratch);
     std::int64_t p[Axes::kMaxAxes];
-    bool same = true;
-    for (std::size_t a = 0; a < rows.axes; ++a) {
-      p[a] = positions->at(t, a, sequence);
-      same = same && p[a] == p[0];
-    }
-    if (same) return rows.row_at(p[0], scratch);  // a text token: ordinary RoPE, bit for bit
-    const Table<C>& table = *rows.table;
-    const std::size_t width = table.head_size();
-    scratch.resize(width);
-    bool inside = true;
-    for (std::size_t a = 0; a < rows.axes; ++a) {
-      inside = inside && static_cast<std::size_t>(p[a]) < table.positions();
-    }
-    if (inside) {
-      // Entry k from the table row of its axis: a select that compilers vectorise.
-      const C* r[Axes::kMaxAxes];
-      for (std::size_t a = 0; a < Axes::kMaxAxes; ++a) {
-        r[a] = table.row(static_cast<std::size_t>(p[a < rows.axes ? a : 0]));
-      }
-      const std::uint8_t* axis = rows.entries->data();
-      C* out = scratch.data();
-      for (std::size_t k = 0; k < width; ++k) {
-        out[k] = axis[k] == 0 ? r[0][k] : axis[k] == 1 ? r[1][k] : axis[k] == 2 ? r[2][k] : r[3][k];
-      }
-      return out;
-    }
-    // A coordinate past the table: each run of pairs computed as the table computes its rows.
-    for (const AxisRun& run : *rows.runs) {
-      Table<C>::compute_pairs(table.layout(), *rows.theta, static_cast<double>(p[run.axis]),
-                              scratch.data(), run.first, run.last, rows.attention_factor,
-                              rows.angles);
-    }
-    return scratch.data();
+    for (std::size_t a = 0; a < rows.axes; ++a) p[a] = positions->at(t, a, sequence);
+    return rows.mixed_row(p, scratch);
   }
 };
 
 template <class C>
 struct FixedRow {
+  using Value = C;
   const C* values;
   const C* row(std::size_t, std::vector<C>&) const { return values; }
 };
 
 template <class T, class C>
 struct CacheRows {
+  using Value = C;
   const T* cos;
   const T* sin;
   std::size_t stride;  // values from one cache row to the next
@@ -137,15 +150,15 @@ struct CacheRows {
   std::size_t sequence;
 
   const C* row(std::size_t t, std::vector<C>& scratch) const {
-    scratch.resize(2 * half);
+    C* out = room(scratch, 2 * half);
     const bool one_axis = positions->axes() == 1;
     std::size_t r = static_cast<std::size_t>(positions->at(t, 0, sequence));
     for (std::size_t j = 0; j < half; ++j) {
       if (!one_axis) r = static_cast<std::size_t>(positions->at(t, (*axis_of_pair)[j], sequence));
       put_pair(layout, half, j, static_cast<C>(cos[r * stride + j * step]),
-               static_cast<C>(sin[r * stride + j * step]), scratch.data());
+               static_cast<C>(sin[r * stride + j * step]), out);
     }
-    return scratch.data();
+    return out;
   }
 };
 

@@ -10,8 +10,9 @@
 // of a CachedRotary are two such sources (rows.hpp). The walk and the kernels are the same for
 // all of them; `scratch` belongs to the calling thread, for a row that has to be computed.
 //
-// Only the head size (Half: fixed, or Eigen::Dynamic) and the storage type are template
-// arguments. The layout, direction and kind of store are read once per call at run time: they
+// The kernels are the only code compiled per head size (Half: fixed, or Eigen::Dynamic) and
+// storage type; the walk sees them through a function pointer and the views with their element
+// type erased. The layout, direction and kind of store are read once per call at run time: they
 // cost nothing measurable next to heads·d elements per token (docs/design.md), and a program
 // compiles two kernels per head size and type, whatever it calls.
 #pragma once
@@ -26,6 +27,7 @@
 
 #include <Eigen/Core>
 
+#include <rope/detail/geometry.hpp>
 #include <rope/detail/kernels.hpp>
 #include <rope/detail/packet.hpp>
 #include <rope/detail/threads.hpp>
@@ -38,12 +40,27 @@ namespace rope {
 inline namespace ROPE_DETAIL_ISA {
 namespace detail {
 
+// Room for n values in a scratch buffer of the calling thread's, reused from token to token
+// (a row a source computes, the streaming stores' buffer).
+template <class C>
+C* room(std::vector<C>& scratch, std::size_t n) {
+  if (scratch.size() < n) scratch = std::vector<C>(n);
+  return scratch.data();
+}
+
 // The heads one call rotates: src and dst have the same shape (dst may equal src).
-template <class T>
 struct Job {
-  View<const T> src;
-  View<T> dst;
+  Geometry src;
+  Geometry dst;
 };
+
+// Head h of row r of a view, as the walk reads it (src) or writes it (dst).
+inline const unsigned char* source_head(const Geometry& view, std::size_t r, std::size_t h) {
+  return reinterpret_cast<const unsigned char*>(view.address(r, h));
+}
+inline unsigned char* destination_head(const Geometry& view, std::size_t r, std::size_t h) {
+  return reinterpret_cast<unsigned char*>(view.address(r, h));
+}
 
 // Which coordinates of a head rotate: [offset, offset + rotary_dim) of head_size.
 struct Slice {
@@ -54,37 +71,64 @@ struct Slice {
 };
 
 // Copies the coordinates outside the slice of `count` heads of `size`-byte values, head n
-// from src + n·src_stride to dst + n·dst_stride (strides in bytes): not a template, so that it
-// is compiled once whatever the types.
-inline void copy_outside_slice(const void* src, std::size_t src_stride, void* dst,
+// from src + n·src_stride to dst + n·dst_stride (strides in bytes).
+inline void copy_outside_slice(const unsigned char* src, std::size_t src_stride, unsigned char* dst,
                                std::size_t dst_stride, std::size_t count, std::size_t size,
                                const Slice& slice) {
   const std::size_t before = slice.offset * size, end = (slice.offset + slice.rotary_dim) * size;
   const std::size_t after = slice.head_size * size - end;
   for (std::size_t n = 0; n < count; ++n) {
-    const auto* x = static_cast<const unsigned char*>(src) + n * src_stride;
-    auto* y = static_cast<unsigned char*>(dst) + n * dst_stride;
+    const unsigned char* x = src + n * src_stride;
+    unsigned char* y = dst + n * dst_stride;
     std::memcpy(y, x, before);
     std::memcpy(y + end, x + end, after);
   }
 }
 
-// A kernel of walk's: rotate_interleaved or rotate_half_split, for one head size.
-template <class T>
-using Kernel = void (*)(const TokenHeads<T>&, const compute_t<T>*, Index, bool);
+// The heads of one token as a kernel of walk's takes them: TokenHeads with its type erased and
+// its strides in bytes.
+struct AnyHeads {
+  const void* src;
+  std::size_t src_stride;  // bytes
+  void* dst;
+  std::size_t dst_stride;  // bytes
+  std::size_t count;
+};
 
-// The heads [first, first + count) of token t of a job, into dst (head n at dst + n·dst_stride):
-// the kernel on the slice, and the coordinates outside it copied unless dst is src.
-template <class T>
-void rotate_heads(Kernel<T> kernel, const View<const T>& src, std::size_t t, std::size_t first,
-                  std::size_t count, T* dst, std::size_t dst_stride, const compute_t<T>* row,
-                  const Slice& slice, bool inverse) {
-  const T* x = src.head(t, first);
-  kernel(TokenHeads<T>{x + slice.offset, src.head_stride(), dst + slice.offset, dst_stride, count},
+// A kernel of walk's: rotate_interleaved or rotate_half_split for one head size and type,
+// behind a signature without either, so that the walk needs neither.
+using Kernel = void (*)(const AnyHeads& heads, const void* row, Index pairs, bool inverse);
+
+template <int Half, class T, Layout L>
+void kernel(const AnyHeads& heads, const void* row, Index pairs, bool inverse) {
+  const TokenHeads<T> typed{static_cast<const T*>(heads.src), heads.src_stride / sizeof(T),
+                            static_cast<T*>(heads.dst), heads.dst_stride / sizeof(T), heads.count};
+  const auto* r = static_cast<const compute_t<T>*>(row);
+  if constexpr (L == Layout::interleaved) {
+    rotate_interleaved<Half>(typed, r, pairs, inverse);
+  } else {
+    rotate_half_split<Half>(typed, r, pairs, inverse);
+  }
+}
+
+// The kernel of a layout, for heads of at most Half pairs (or Eigen::Dynamic) of T.
+template <int Half, class T>
+Kernel kernel_for(Layout layout) noexcept {
+  return layout == Layout::interleaved ? &kernel<Half, T, Layout::interleaved>
+                                       : &kernel<Half, T, Layout::half_split>;
+}
+
+// The heads [first, first + count) of token t of src, into dst (head n at dst + n·dst_stride
+// bytes): the kernel on the slice, and the coordinates outside it copied unless dst is src.
+inline void rotate_heads(Kernel kernel, const Geometry& src, std::size_t t, std::size_t first,
+                         std::size_t count, unsigned char* dst, std::size_t dst_stride,
+                         const void* row, const Slice& slice, bool inverse) {
+  const std::size_t e = src.element;
+  const unsigned char* x = source_head(src, t, first);
+  kernel(AnyHeads{x + slice.offset * e, src.head_stride, dst + slice.offset * e, dst_stride, count},
          row, static_cast<Index>(slice.rotary_dim / 2), inverse);
   if (!slice.whole() && x != dst) {
-    copy_outside_slice(x, src.head_stride() * sizeof(T), dst, dst_stride * sizeof(T), count,
-                       sizeof(T), slice);
+    copy_outside_slice(x, src.head_stride, dst, dst_stride, count, e, slice);
   }
 }
 
@@ -92,44 +136,43 @@ void rotate_heads(Kernel<T> kernel, const View<const T>& src, std::size_t t, std
 // kernel and copied to dst with non-temporal stores, so that the kernels are compiled once
 // whatever the stores. Measured, the extra pass through the buffer costs about what the stores
 // save (docs/design.md, "Pay for what you use").
-template <class T>
-void rotate_streaming(Kernel<T> kernel, const Job<T>& job, std::size_t t, const compute_t<T>* row,
-                      const Slice& slice, bool inverse, std::vector<unsigned char>& bytes) {
-  const std::size_t d = slice.head_size, heads = job.src.heads();
-  const std::size_t group = std::max<std::size_t>(1, (16 * 1024) / (d * sizeof(T)));
-  bytes.resize(std::min(group, heads) * d * sizeof(T));
-  T* buffer = reinterpret_cast<T*>(bytes.data());
+ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void rotate_streaming(
+    Kernel kernel, const Job& job, std::size_t t, const void* row, const Slice& slice, bool inverse,
+    std::vector<unsigned char>& buffer) {
+  const std::size_t heads = job.src.heads, bytes = slice.head_size * job.src.element;
+  const std::size_t group = std::max<std::size_t>(1, (16 * 1024) / bytes);
+  unsigned char* rotated = room(buffer, std::min(group, heads) * bytes);
   for (std::size_t first = 0; first < heads; first += group) {
     const std::size_t count = std::min(group, heads - first);
-    rotate_heads(kernel, job.src, t, first, count, buffer, d, row, slice, inverse);
-    if (job.dst.head_stride() == d) {  // the group's heads are contiguous in dst: one copy
-      simd::stream_copy(job.dst.head(t, first), buffer, count * d * sizeof(T));
+    rotate_heads(kernel, job.src, t, first, count, rotated, bytes, row, slice, inverse);
+    if (job.dst.head_stride == bytes) {  // the group's heads are contiguous in dst: one copy
+      simd::stream_copy(destination_head(job.dst, t, first), rotated, count * bytes);
     } else {
       for (std::size_t n = 0; n < count; ++n) {
-        simd::stream_copy(job.dst.head(t, first + n), buffer + n * d, d * sizeof(T));
+        simd::stream_copy(destination_head(job.dst, t, first + n), rotated + n * bytes, bytes);
       }
     }
   }
 }
 
-// Rotates the tokens [tokens.first, tokens.last) of every job on the calling thread.
-template <int Half, class T, class Source>
-void walk(const Source& source, Layout layout, bool inverse, bool streaming, const Job<T>* jobs,
+// Rotates the tokens [tokens.first, tokens.last) of every job on the calling thread. Only the
+// row source is a template argument: a program compiles one walk per kind of row (float or
+// double, table or cache), whatever its storage types and head sizes.
+template <class Source>
+void walk(const Source& source, Kernel kernel, bool inverse, bool streaming, const Job* jobs,
           std::size_t job_count, TokenRange tokens, const Slice& slice) {
-  const Kernel<T> kernel =
-      layout == Layout::interleaved ? &rotate_interleaved<Half, T> : &rotate_half_split<Half, T>;
-  std::vector<compute_t<T>> scratch;  // a row the source computes
-  std::vector<unsigned char> bytes;   // streaming stores only
+  std::vector<typename Source::Value> scratch;  // a row the source computes
+  std::vector<unsigned char> buffer;            // streaming stores only
   for (std::size_t t = tokens.first; t < tokens.last; ++t) {
-    const compute_t<T>* row = source.row(t, scratch);
+    const void* row = source.row(t, scratch);
     for (std::size_t i = 0; i < job_count; ++i) {
-      const Job<T>& job = jobs[i];
-      if (job.src.heads() == 0) continue;
+      const Job& job = jobs[i];
+      if (job.src.heads == 0) continue;
       if (streaming) {
-        rotate_streaming(kernel, job, t, row, slice, inverse, bytes);
+        rotate_streaming(kernel, job, t, row, slice, inverse, buffer);
       } else {
-        rotate_heads(kernel, job.src, t, 0, job.src.heads(), job.dst.head(t, 0),
-                     job.dst.head_stride(), row, slice, inverse);
+        rotate_heads(kernel, job.src, t, 0, job.src.heads, destination_head(job.dst, t, 0),
+                     job.dst.head_stride, row, slice, inverse);
       }
     }
   }
@@ -137,27 +180,26 @@ void walk(const Source& source, Layout layout, bool inverse, bool streaming, con
 }
 
 // How many parts (threads) the tokens of range are split into.
-template <class T>
-std::size_t parts(const Job<T>* jobs, std::size_t job_count, std::size_t head_size,
-                  TokenRange range, const Execution& execution) {
+inline std::size_t parts(const Job* jobs, std::size_t job_count, std::size_t head_size,
+                         TokenRange range, const Execution& execution) {
   if (execution.threads == 1) return 1;
   std::size_t bytes_per_token = 0;
   for (std::size_t i = 0; i < job_count; ++i) {
-    bytes_per_token += 2 * jobs[i].src.heads() * head_size * sizeof(T);
+    bytes_per_token += 2 * jobs[i].src.heads * head_size * jobs[i].src.element;
   }
   const std::size_t count = range.last - range.first;
   return thread_count(execution, count, bytes_per_token * count);
 }
 
 // Runs a call: its tokens split over threads, each part walked with the same source.
-template <int Half, class T, class Source>
-void run(const Source& source, Layout layout, const Job<T>* jobs, std::size_t job_count,
+template <class Source>
+void run(const Source& source, Kernel kernel, const Job* jobs, std::size_t job_count,
          const Slice& slice, TokenRange range, Direction direction, const Execution& execution) {
   const bool inverse = direction == Direction::inverse;
   for_each_part(range, parts(jobs, job_count, slice.head_size, range, execution),
                 [&](std::size_t, TokenRange tokens) {
-                  walk<Half>(source, layout, inverse, execution.streaming_stores, jobs, job_count,
-                             tokens, slice);
+                  walk(source, kernel, inverse, execution.streaming_stores, jobs, job_count, tokens,
+                       slice);
                 });
 }
 

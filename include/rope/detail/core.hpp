@@ -1,0 +1,173 @@
+// What a Rotary<T, Dim> holds and does, for every T that computes in C: θ, the table, the
+// multi-axis maps, the checks and the walk. Rotary<T, Dim> is a typed shell around a Core<C>
+// that adds the kernels of T and Dim (a function pointer), so that a program compiles
+// construction, checks and walk once per compute type (float, double), whatever storage types
+// and head sizes it rotates.
+#pragma once
+
+#include <rope/config.hpp>
+#if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include <rope/detail/checks.hpp>
+#include <rope/detail/geometry.hpp>
+#include <rope/detail/rows.hpp>
+#include <rope/detail/walk.hpp>
+#include <rope/execution.hpp>
+#include <rope/frequencies.hpp>
+#include <rope/options.hpp>
+#include <rope/positions.hpp>
+#include <rope/table.hpp>
+
+namespace rope {
+inline namespace ROPE_DETAIL_ISA {
+namespace detail {
+
+template <class C>
+class Core {
+ public:
+  // head_size: the checked head size (the shell checks it against its Dim).
+  ROPE_DETAIL_COLD Core(const Options& options, std::size_t head_size);
+
+  std::size_t head_size() const noexcept { return head_size_; }
+  std::size_t rotary_dim() const noexcept { return rotary_dim_; }
+  std::size_t rotary_offset() const noexcept { return rotary_offset_; }
+  double base() const noexcept { return base_; }
+  Layout layout() const noexcept { return table_.layout(); }
+  const std::vector<double>& theta() const noexcept { return frequencies_.theta; }
+  double attention_factor() const noexcept { return frequencies_.attention_factor; }
+  const Table<C>& table() const noexcept { return table_; }
+  std::size_t axes() const noexcept { return axes_; }
+  const std::vector<std::uint8_t>& axis_of_pairs() const noexcept { return axis_of_pair_; }
+
+  // Rotary's primitives, with the kernel of its T and Dim for the table's layout.
+  void apply(Kernel kernel, const Geometry& src, const Geometry& dst, const Positions& positions,
+             const Call& call) const;
+  void apply(Unchecked, Kernel kernel, const Geometry& src, const Geometry& dst,
+             const Positions& positions, const Call& call) const;
+  void apply_qk(Kernel kernel, const Geometry& q, const Geometry& k, const Positions& positions,
+                const Call& call) const;
+  void apply_qk(Unchecked, Kernel kernel, const Geometry& q, const Geometry& k,
+                const Positions& positions, const Call& call) const;
+  void shift(Kernel kernel, const Geometry& keys, std::int64_t delta, const Call& call) const;
+  void shift(Unchecked, Kernel kernel, const Geometry& keys, std::int64_t delta,
+             const Call& call) const;
+
+ private:
+  static std::size_t checked_positions(const Options& options, std::size_t rotary_dim);
+  RowsOfTable<C> rows() const noexcept {
+    return {&table_,
+            &frequencies_.theta,
+            frequencies_.attention_factor,
+            angles_,
+            axes_,
+            &axis_of_entry_,
+            &runs_};
+  }
+  Slice slice() const noexcept { return {rotary_offset_, rotary_dim_, head_size_}; }
+
+  std::size_t head_size_;
+  std::size_t rotary_dim_;
+  std::size_t rotary_offset_;
+  double base_;
+  Frequencies frequencies_;
+  std::vector<std::uint8_t> axis_of_pair_;
+  std::vector<AxisRun> runs_;
+  std::vector<std::uint8_t> axis_of_entry_;
+  std::size_t axes_;
+  Table<C> table_;
+  Angles angles_;
+};
+
+// The members are defined out of the class, so that the compiled mode's extern template
+// declarations keep them out of a user's translation unit.
+
+template <class C>
+Core<C>::Core(const Options& options, std::size_t head_size)
+    : head_size_(head_size),
+      rotary_dim_(checked_rotary_dim(head_size_, options.rotary_dim, options.rotary_offset)),
+      rotary_offset_(options.rotary_offset),
+      base_(options.base),
+      frequencies_(options.axes.frequencies(rotary_dim_, options.base, options.scaling,
+                                            options.sequence_length, options.angles)),
+      axis_of_pair_(options.axes.axis_of_pairs(rotary_dim_ / 2)),
+      runs_(runs_of(axis_of_pair_)),
+      axis_of_entry_(entries_of(axis_of_pair_, options.layout)),
+      axes_(options.axes.count()),
+      table_(options.layout, frequencies_.theta, checked_positions(options, rotary_dim_),
+             frequencies_.attention_factor, options.angles),
+      angles_(options.angles) {}
+
+template <class C>
+std::size_t Core<C>::checked_positions(const Options& options, std::size_t rotary_dim) {
+  const std::size_t row_bytes = rotary_dim * sizeof(C);
+  if (options.max_positions > options.table_memory_limit / row_bytes) {
+    invalid(
+        "rope: a table of max_positions %zu x %zu bytes exceeds table_memory_limit %zu "
+        "bytes (at most %zu positions)",
+        options.max_positions, row_bytes, options.table_memory_limit,
+        options.table_memory_limit / row_bytes);
+  }
+  return options.max_positions;
+}
+
+template <class C>
+void Core<C>::apply(Kernel kernel, const Geometry& src, const Geometry& dst,
+                    const Positions& positions, const Call& call) const {
+  const TokenRange range = check_apply(src, dst, head_size_, positions, axes_, call);
+  apply(unchecked, kernel, src, dst, positions, Call{call.direction, range, call.execution});
+}
+
+template <class C>
+void Core<C>::apply(Unchecked, Kernel kernel, const Geometry& src, const Geometry& dst,
+                    const Positions& positions, const Call& call) const {
+  const Job job{src, dst};
+  run(TableRows<C>{rows(), &positions, src.tokens}, kernel, &job, 1, slice(),
+      call.tokens.value_or(TokenRange{0, src.rows()}), call.direction, call.execution);
+}
+
+template <class C>
+void Core<C>::apply_qk(Kernel kernel, const Geometry& q, const Geometry& k,
+                       const Positions& positions, const Call& call) const {
+  const TokenRange range = check_apply_qk(q, k, head_size_, positions, axes_, call);
+  apply_qk(unchecked, kernel, q, k, positions, Call{call.direction, range, call.execution});
+}
+
+template <class C>
+void Core<C>::apply_qk(Unchecked, Kernel kernel, const Geometry& q, const Geometry& k,
+                       const Positions& positions, const Call& call) const {
+  const Job jobs[2] = {{q, q}, {k, k}};
+  run(TableRows<C>{rows(), &positions, q.tokens}, kernel, jobs, 2, slice(),
+      call.tokens.value_or(TokenRange{0, q.rows()}), call.direction, call.execution);
+}
+
+template <class C>
+void Core<C>::shift(Kernel kernel, const Geometry& keys, std::int64_t delta,
+                    const Call& call) const {
+  const TokenRange range = check_shift_call(keys, head_size_, delta, call);
+  shift(unchecked, kernel, keys, delta, Call{call.direction, range, call.execution});
+}
+
+template <class C>
+void Core<C>::shift(Unchecked, Kernel kernel, const Geometry& keys, std::int64_t delta,
+                    const Call& call) const {
+  // R_δ for δ ≥ 0, its inverse R_|δ|ᵀ for δ < 0; Direction::inverse swaps the two.
+  std::vector<C> row(rotary_dim_);
+  Table<C>::compute_row(layout(), frequencies_.theta, std::abs(static_cast<double>(delta)),
+                        row.data(), 1.0, angles_);
+  const bool backwards = (delta < 0) != (call.direction == Direction::inverse);
+  const Job job{keys, keys};
+  run(FixedRow<C>{row.data()}, kernel, &job, 1, slice(),
+      call.tokens.value_or(TokenRange{0, keys.rows()}),
+      backwards ? Direction::inverse : Direction::forward, call.execution);
+}
+
+}  // namespace detail
+}  // namespace ROPE_DETAIL_ISA
+}  // namespace rope
+
+#endif  // !ROPE_BELOW_CXX17
