@@ -3,6 +3,7 @@
 //
 // A row source is any type with
 //
+//     using Value = C;
 //     const C* row(std::size_t token, std::vector<C>& scratch) const;
 //
 // returning token `token`'s row in the kernels' format (row_format.hpp), C = compute_t<T>. The
