@@ -296,17 +296,55 @@ TEST_CASE("E16: Llama3 parameters not finite and > 0", "[errors][E16]") {
       {"Llama3::original_max_position_embeddings inf"});
 }
 
-TEST_CASE("E17: Llama3 high_freq_factor <= low_freq_factor", "[errors][E17]") {
+TEST_CASE("E17: Llama3 high_freq_factor < low_freq_factor", "[errors][E17]") {
   require_invalid(
       [] {
         Dynamic r(scaled(rope::Llama3{8, 4, 1, 8192}));
       },
-      {"high_freq_factor 1.000000", "> low_freq_factor 4.000000"});
+      {"high_freq_factor 1.000000", ">= low_freq_factor 4.000000"});
   require_invalid(
       [] {
-        Dynamic r(scaled(rope::Llama3{8, 2, 2, 8192}));
+        Dynamic r(scaled(rope::Llama3{8, 1, HUGE_VAL, 8192}));
       },
-      {"high_freq_factor 2.000000"});
+      {"high_freq_factor inf must be finite"});
+  // Equal factors are Llama 4's, and accepted (proportional_test.cpp checks their values).
+  REQUIRE(Dynamic(scaled(rope::Llama3{16, 1, 1, 8192})).inverse_frequencies().size() == 32);
+}
+
+TEST_CASE("E54: Proportional parameters out of range", "[errors][E54]") {
+  require_invalid(
+      [] {
+        Dynamic r(scaled(rope::Proportional{1.25, 1.0}));
+      },
+      {"Proportional::partial_rotary_factor 1.250000 must be in [0, 1]"});
+  require_invalid(
+      [] {
+        Dynamic r(scaled(rope::Proportional{std::nan(""), 1.0}));
+      },
+      {"Proportional::partial_rotary_factor nan"});
+  require_invalid(
+      [] {
+        Dynamic r(scaled(rope::Proportional{0.25, 0.0}));
+      },
+      {"Proportional::factor 0.000000 must be a finite number > 0"});
+}
+
+TEST_CASE("E55: theta 0 only for the last pairs, and not for all", "[errors][E55]") {
+  std::vector<double> theta(32, 0.5);
+  theta[3] = 0.0;
+  require_invalid([&] { Dynamic r(scaled(rope::InverseFrequencies{theta})); },
+                  {"theta_3 is 0 but theta_31 is not", "must be the last"});
+  require_invalid([&] { Dynamic r(scaled(rope::InverseFrequencies{std::vector<double>(32)})); },
+                  {"all 32 theta_j are 0: no pair rotates"});
+  require_invalid(
+      [] {
+        Dynamic r(scaled(rope::Proportional{0.0, 1.0}));
+      },
+      {"all 32 theta_j are 0"});
+  // Zeros at the end in each block of a multi-axis head are zeros inside the whole head.
+  rope::Options options = scaled(rope::Proportional{0.5, 1.0});
+  options.axes = rope::Axes::axial(2);
+  require_invalid([&] { Dynamic r(options); }, {"theta_8 is 0 but theta_23 is not"});
 }
 
 TEST_CASE("E18: a per-pair list whose length is not rotary_dim/2", "[errors][E18]") {
@@ -342,7 +380,10 @@ TEST_CASE("E19: a per-pair value not finite and > 0", "[errors][E19]") {
   std::vector<double> theta(32, 0.5);
   theta[31] = -0.5;
   require_invalid([&] { Dynamic r(scaled(rope::InverseFrequencies{theta})); },
-                  {"InverseFrequencies::theta -0.500000"});
+                  {"InverseFrequencies::theta -0.500000 must be a finite number >= 0"});
+  theta[31] = std::nan("");
+  require_invalid([&] { Dynamic r(scaled(rope::InverseFrequencies{theta})); },
+                  {"InverseFrequencies::theta nan"});
   std::vector<double> factors(32, 1.0);
   factors[7] = HUGE_VAL;
   require_invalid([&] { Dynamic r(scaled(rope::FrequencyFactors{factors})); },

@@ -101,7 +101,9 @@ struct Yarn {
 };
 
 /// Llama 3.1 / 3.2 scaling (rope_type "llama3"): pairs of wavelength above L0/low_freq_factor
-/// are divided by `factor`, below L0/high_freq_factor kept, a smooth blend between.
+/// are divided by `factor`, below L0/high_freq_factor kept, a smooth blend between. Equal
+/// factors (Llama 4) leave no band between: a wavelength of exactly L0/low_freq_factor keeps θ,
+/// where HuggingFace's blend is 0/0 (docs/scaling.md).
 struct Llama3 {
   double factor = 8;
   double low_freq_factor = 1;
@@ -122,7 +124,17 @@ struct LongRope {
   std::optional<double> attention_factor{};
 };
 
-/// θ_j given by the caller, one per pair.
+/// Proportional RoPE (rope_type "proportional"; Gemma 4's full-attention layers): of the d/2
+/// pairs, the first ⌊partial_rotary_factor·d/2⌋ take θ_j = base^(−2j/d) / factor and the others
+/// θ_j = 0, so they do not rotate. Unlike Options::rotary_dim, the pairs stay those of the whole
+/// head ((j, j + d/2) in half_split).
+struct Proportional {
+  double partial_rotary_factor = 1.0;
+  double factor = 1.0;
+};
+
+/// θ_j given by the caller, one per pair. θ_j = 0 means that pair j does not rotate; such pairs
+/// must be the last ones.
 struct InverseFrequencies {
   std::vector<double> theta{};
 };
@@ -135,7 +147,7 @@ struct FrequencyFactors {
 
 /// One of the schemes above.
 using Scaling = std::variant<Unscaled, Linear, NTKAware, DynamicNTK, Yarn, Llama3, LongRope,
-                             InverseFrequencies, FrequencyFactors>;
+                             Proportional, InverseFrequencies, FrequencyFactors>;
 
 /// What a scheme yields: θ_j for j < rotary_dim/2, and the factor that multiplies cos and sin
 /// (so q·k logits scale by its square, as in HuggingFace).
@@ -154,12 +166,17 @@ ROPE_DETAIL_COLD inline void require_positive(const char* name, double value) {
   }
 }
 
-ROPE_DETAIL_COLD inline void require_factors(const char* name, const std::vector<double>& factors,
-                                             std::size_t pairs) {
-  if (factors.size() != pairs) {
-    invalid("rope: %s has %zu values but the rotary dimension has %zu pairs", name, factors.size(),
+ROPE_DETAIL_COLD inline void require_count(const char* name, const std::vector<double>& values,
+                                           std::size_t pairs) {
+  if (values.size() != pairs) {
+    invalid("rope: %s has %zu values but the rotary dimension has %zu pairs", name, values.size(),
             pairs);
   }
+}
+
+ROPE_DETAIL_COLD inline void require_factors(const char* name, const std::vector<double>& factors,
+                                             std::size_t pairs) {
+  require_count(name, factors, pairs);
   for (const double f : factors) require_positive(name, f);
 }
 
@@ -254,22 +271,24 @@ ROPE_DETAIL_COLD inline void yarn(const Yarn& s, const SchemeInput& in, Frequenc
 
 // "llama3" (_compute_llama3_parameters): wavelengths above L0/low_freq_factor take θ/factor,
 // below L0/high_freq_factor keep θ, smooth = (L0/λ − low)/(high − low) blends between.
+// Equal factors leave no band between: λ = L0/low keeps θ (HuggingFace: 0/0, NaN).
 ROPE_DETAIL_COLD inline void llama3(const Llama3& s, const SchemeInput&, Frequencies& f) {
   require_positive("Llama3::factor", s.factor);
   require_positive("Llama3::low_freq_factor", s.low_freq_factor);
   require_positive("Llama3::original_max_position_embeddings", s.original_max_position_embeddings);
-  if (!(s.high_freq_factor > s.low_freq_factor)) {
-    invalid("rope: Llama3::high_freq_factor %f must be > low_freq_factor %f", s.high_freq_factor,
-            s.low_freq_factor);
+  if (!(s.high_freq_factor >= s.low_freq_factor) || !std::isfinite(s.high_freq_factor)) {
+    invalid("rope: Llama3::high_freq_factor %f must be finite and >= low_freq_factor %f",
+            s.high_freq_factor, s.low_freq_factor);
   }
   const double l0 = s.original_max_position_embeddings;
   const double low_freq_wavelength = l0 / s.low_freq_factor;
   const double high_freq_wavelength = l0 / s.high_freq_factor;
+  const bool band = s.high_freq_factor > s.low_freq_factor;
   for (double& t : f.theta) {
     const double wavelength = 2 * kPi / t;
     if (wavelength > low_freq_wavelength) {
       t /= s.factor;
-    } else if (wavelength >= high_freq_wavelength) {
+    } else if (band && wavelength >= high_freq_wavelength) {
       const double smooth =
           (l0 / wavelength - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
       t = (1 - smooth) * t / s.factor + smooth * t;
@@ -296,10 +315,30 @@ ROPE_DETAIL_COLD inline void long_rope(const LongRope& s, const SchemeInput& in,
   f.attention_factor = attention;
 }
 
-// θ_j given by the caller.
+// "proportional" (_compute_proportional_rope_parameters): the first ⌊p·d/2⌋ pairs keep
+// base^(−2j/d), the others take 0; all divided by factor.
+ROPE_DETAIL_COLD inline void proportional(const Proportional& s, const SchemeInput& in,
+                                          Frequencies& f) {
+  const double p = s.partial_rotary_factor;
+  if (!(p >= 0.0 && p <= 1.0)) {
+    invalid("rope: Proportional::partial_rotary_factor %f must be in [0, 1]", p);
+  }
+  require_positive("Proportional::factor", s.factor);
+  const auto rotating = static_cast<std::size_t>(std::floor(p * static_cast<double>(in.d) / 2));
+  for (std::size_t j = 0; j < f.theta.size(); ++j) {
+    f.theta[j] = j < rotating ? f.theta[j] / s.factor : 0.0;
+  }
+}
+
+// θ_j given by the caller: finite and > 0, or 0 for a pair that does not rotate.
 ROPE_DETAIL_COLD inline void given(const InverseFrequencies& s, const SchemeInput&,
                                    Frequencies& f) {
-  require_factors("InverseFrequencies::theta", s.theta, f.theta.size());
+  require_count("InverseFrequencies::theta", s.theta, f.theta.size());
+  for (const double t : s.theta) {
+    if (!(t >= 0.0) || !std::isfinite(t)) {
+      invalid("rope: InverseFrequencies::theta %f must be a finite number >= 0", t);
+    }
+  }
   f.theta = s.theta;
 }
 
@@ -319,7 +358,8 @@ ROPE_DETAIL_COLD inline void frequency_factors(const FrequencyFactors& s, const 
 ///
 /// Throws std::invalid_argument for a parameter out of range: a factor, length or base that is
 /// not finite and > 0, a factor list whose length is not d/2, beta_fast < beta_slow,
-/// high_freq_factor ≤ low_freq_factor, a sequence_length that is negative or not finite, a θ_j
+/// high_freq_factor < low_freq_factor, a partial_rotary_factor outside [0, 1], a given θ_j that
+/// is negative or not finite, a sequence_length that is negative or not finite, a θ_j
 /// so large that m·θ_j overflows below m = 2^53, or an odd or zero d.
 ROPE_DETAIL_COLD inline Frequencies frequencies(std::size_t d, double base, const Scaling& scaling,
                                                 double sequence_length = 0,
@@ -341,6 +381,8 @@ ROPE_DETAIL_COLD inline Frequencies frequencies(std::size_t d, double base, cons
     detail::llama3(*l3, in, result);
   } else if (const auto* lr = std::get_if<LongRope>(&scaling)) {
     detail::long_rope(*lr, in, result);
+  } else if (const auto* pr = std::get_if<Proportional>(&scaling)) {
+    detail::proportional(*pr, in, result);
   } else if (const auto* theta = std::get_if<InverseFrequencies>(&scaling)) {
     detail::given(*theta, in, result);
   } else if (const auto* ff = std::get_if<FrequencyFactors>(&scaling)) {

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include <rope/detail/geometry.hpp>
 #include <rope/execution.hpp>
@@ -75,6 +76,25 @@ ROPE_DETAIL_COLD inline std::size_t checked_rotary_dim(std::size_t head_size,
             head_size);
   }
   return dim;
+}
+
+// The pairs that rotate: all but a trailing run of θ_j = 0, pairs that do not rotate (the
+// proportional scheme's). A θ_j = 0 before a θ_k > 0 is an error, and so is θ all 0: the kernels
+// leave only the last pairs alone, so that those come out bit for bit unchanged.
+ROPE_DETAIL_COLD inline std::size_t rotating_pairs(const std::vector<double>& theta) {
+  std::size_t n = theta.size();
+  while (n > 0 && theta[n - 1] == 0.0) --n;
+  if (n == 0) {
+    invalid("rope: all %zu theta_j are 0: no pair rotates (a layer without RoPE needs no Rotary)",
+            theta.size());
+  }
+  for (std::size_t j = 0; j < n; ++j) {
+    if (theta[j] == 0.0) {
+      invalid("rope: theta_%zu is 0 but theta_%zu is not: pairs that do not rotate must be the last",
+              j, n - 1);
+    }
+  }
+  return n;
 }
 
 // The error of check_same_shape.

@@ -27,6 +27,12 @@ namespace rope {
 inline namespace ROPE_DETAIL_ISA {
 namespace detail {
 
+// The first n values of v.
+template <class V>
+std::vector<V> first(const std::vector<V>& v, std::size_t n) {
+  return std::vector<V>(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n));
+}
+
 template <class C>
 class Core {
  public:
@@ -58,23 +64,29 @@ class Core {
              const Call& call) const;
 
  private:
-  static std::size_t checked_positions(const Options& options, std::size_t rotary_dim);
+  static std::size_t checked_positions(const Options& options, std::size_t row_size);
   RowsOfTable<C> rows() const noexcept {
     return {&table_,
-            &frequencies_.theta,
+            &rotating_theta_,
             frequencies_.attention_factor,
             angles_,
             axes_,
             &axis_of_entry_,
             &runs_};
   }
-  Slice slice() const noexcept { return {rotary_offset_, rotary_dim_, head_size_}; }
+  // Interleaved pairs that do not rotate are the end of the slice; half_split ones a gap in it.
+  Slice slice() const noexcept {
+    const std::size_t width = layout() == Layout::interleaved ? 2 * pairs_ : rotary_dim_;
+    return {rotary_offset_, width, head_size_, pairs_};
+  }
 
   std::size_t head_size_;
   std::size_t rotary_dim_;
   std::size_t rotary_offset_;
   double base_;
   Frequencies frequencies_;
+  std::size_t pairs_;                    // that rotate: θ_j > 0
+  std::vector<double> rotating_theta_;   // their θ_j, of which the table's rows are made
   std::vector<std::uint8_t> axis_of_pair_;
   std::vector<AxisRun> runs_;
   std::vector<std::uint8_t> axis_of_entry_;
@@ -94,17 +106,19 @@ Core<C>::Core(const Options& options, std::size_t head_size)
       base_(options.base),
       frequencies_(options.axes.frequencies(rotary_dim_, options.base, options.scaling,
                                             options.sequence_length, options.angles)),
+      pairs_(rotating_pairs(frequencies_.theta)),
+      rotating_theta_(first(frequencies_.theta, pairs_)),
       axis_of_pair_(options.axes.axis_of_pairs(rotary_dim_ / 2)),
-      runs_(runs_of(axis_of_pair_)),
-      axis_of_entry_(entries_of(axis_of_pair_, options.layout)),
+      runs_(runs_of(first(axis_of_pair_, pairs_))),
+      axis_of_entry_(entries_of(first(axis_of_pair_, pairs_), options.layout)),
       axes_(options.axes.count()),
-      table_(options.layout, frequencies_.theta, checked_positions(options, rotary_dim_),
+      table_(options.layout, rotating_theta_, checked_positions(options, 2 * pairs_),
              frequencies_.attention_factor, options.angles),
       angles_(options.angles) {}
 
 template <class C>
-std::size_t Core<C>::checked_positions(const Options& options, std::size_t rotary_dim) {
-  const std::size_t row_bytes = rotary_dim * sizeof(C);
+std::size_t Core<C>::checked_positions(const Options& options, std::size_t row_size) {
+  const std::size_t row_bytes = row_size * sizeof(C);
   if (options.max_positions > options.table_memory_limit / row_bytes) {
     invalid(
         "rope: a table of max_positions %zu x %zu bytes exceeds table_memory_limit %zu "
@@ -156,8 +170,8 @@ template <class C>
 void Core<C>::shift(Unchecked, Kernel kernel, const Geometry& keys, std::int64_t delta,
                     const Call& call) const {
   // R_δ for δ ≥ 0, its inverse R_|δ|ᵀ for δ < 0; Direction::inverse swaps the two.
-  std::vector<C> row(rotary_dim_);
-  Table<C>::compute_row(layout(), frequencies_.theta, std::abs(static_cast<double>(delta)),
+  std::vector<C> row(2 * pairs_);
+  Table<C>::compute_row(layout(), rotating_theta_, std::abs(static_cast<double>(delta)),
                         row.data(), 1.0, angles_);
   const bool backwards = (delta < 0) != (call.direction == Direction::inverse);
   const Job job{keys, keys};

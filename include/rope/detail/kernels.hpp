@@ -95,21 +95,23 @@ Index for_each_chunk(Index h, Index j, const Chunk& chunk) {
 }
 
 // ---- half_split ----------------------------------------------------------------------------
-// Pair j is (x[j], x[j + h]), h = d/2; the table row is [c0 c1 .. c_{h−1} | s0 s1 .. s_{h−1}]:
+// Pair j is (x[j], x[j + h]), h = d/2; the table row is [c0 c1 .. c_{n−1} | s0 s1 .. s_{n−1}]
+// for the n <= h pairs that rotate (n < h when the last pairs have θ = 0 and are left alone):
 //
 //   x = [ a0  a1  ..  a_{h−1} | b0  b1  ..  b_{h−1} ]
 //   y = [ a·c − b·s           | b·c + a·s           ]      lane by lane: no shuffle
 
-// Pairs [j, j + N·L) of every head, N registers of cos and N of sin held across the heads.
+// Pairs [j, j + N·L) of every head, N registers of cos and N of sin held across the heads; the
+// row holds n cosines, then n sines.
 template <int N, class T>
-void half_split_chunk(const TokenHeads<T>& heads, const compute_t<T>* row, Index h, Index j,
-                      bool inverse) {
+void half_split_chunk(const TokenHeads<T>& heads, const compute_t<T>* row, Index n_row, Index h,
+                      Index j, bool inverse) {
   using P = ValueRegister<T>;
   constexpr Index L = Registers<T>::kValues;
   P c[N], s[N];
   for (int k = 0; k < N; ++k) {
     c[k] = simd::load<P>(row + j + k * L);
-    s[k] = simd::load<P>(row + h + j + k * L);
+    s[k] = simd::load<P>(row + n_row + j + k * L);
     if (inverse) s[k] = simd::negate(s[k]);
   }
   // Locals, not heads.*: the stores below may alias any memory, which would force a reload.
@@ -126,44 +128,47 @@ void half_split_chunk(const TokenHeads<T>& heads, const compute_t<T>* row, Index
   }
 }
 
-// The pairs [done, h) of every head, fewer than one register: copied into a zero-padded
+// The pairs [done, n) of every head, fewer than one register: copied into a zero-padded
 // one-register head [a | b] and rotated by half_split_chunk<1> against the padded row [c | s],
 // so that their bits come from the same packet arithmetic as the other pairs.
 template <class T>
-void remainder_half_split(const TokenHeads<T>& heads, const compute_t<T>* row, Index h, Index done,
-                          bool inverse) {
+void remainder_half_split(const TokenHeads<T>& heads, const compute_t<T>* row, Index n_row, Index h,
+                          Index done, bool inverse) {
   using C = compute_t<T>;
   constexpr Index L = Registers<T>::kValues;
-  const Index r = h - done;
+  const Index r = n_row - done;
   alignas(64) C cs[2 * L] = {};
-  std::copy(row + done, row + h, cs);
-  std::copy(row + h + done, row + 2 * h, cs + L);
+  std::copy(row + done, row + n_row, cs);
+  std::copy(row + n_row + done, row + 2 * n_row, cs + L);
   alignas(64) T ab[2 * L] = {};
   for (std::size_t n = 0; n < heads.count; ++n) {
     const T* x = heads.src + n * heads.src_stride;
     T* y = heads.dst + n * heads.dst_stride;
-    std::copy(x + done, x + h, ab);
-    std::copy(x + h + done, x + 2 * h, ab + L);
-    half_split_chunk<1>(TokenHeads<T>{ab, 0, ab, 0, 1}, cs, L, 0, inverse);
+    std::copy(x + done, x + done + r, ab);
+    std::copy(x + h + done, x + h + done + r, ab + L);
+    half_split_chunk<1>(TokenHeads<T>{ab, 0, ab, 0, 1}, cs, L, L, 0, inverse);
     std::copy(ab, ab + r, y + done);
     std::copy(ab + L, ab + L + r, y + h + done);
   }
 }
 
-// The h = half pairs of every head. Half bounds h at compile time (h <= Half, from a fixed Dim),
-// or is Eigen::Dynamic; it only prunes the register widths that cannot fit.
+// The first n pairs (j, j + h) of every head, n <= h; the coordinates of the pairs [n, h) are
+// not touched. Half bounds n at compile time (n <= Half, from a fixed Dim), or is Eigen::Dynamic;
+// it only prunes the register widths that cannot fit.
 template <int Half, class T>
-void rotate_half_split(const TokenHeads<T>& heads, const compute_t<T>* row, Index h, bool inverse) {
+void rotate_half_split(const TokenHeads<T>& heads, const compute_t<T>* row, Index n, Index h,
+                       bool inverse) {
   constexpr Index L = Registers<T>::kValues;
   // Main part: cos and sin registers take at most half the register file.
   const Index done = for_each_chunk<kWide<simd::kRegisters / 4 / Registers<T>::kEach, L, Half>, L>(
-      h, 0,
-      [&](auto n, Index j) { half_split_chunk<decltype(n)::value>(heads, row, h, j, inverse); });
-  // Remainder: the last r = h − done < L pairs, through the same packet arithmetic as the main
+      n, 0, [&](auto w, Index j) {
+        half_split_chunk<decltype(w)::value>(heads, row, n, h, j, inverse);
+      });
+  // Remainder: the last r = n − done < L pairs, through the same packet arithmetic as the main
   // part, on copies padded with zeros. A scalar loop here would be vectorised by the compiler
   // behind a run-time alias check, and with a·c − b·s contracted into FMAs differently in its
   // two versions, a pair's bits would depend on the buffers' addresses.
-  if (done < h) remainder_half_split(heads, row, h, done, inverse);
+  if (done < n) remainder_half_split(heads, row, n, h, done, inverse);
 }
 
 // ---- interleaved ---------------------------------------------------------------------------

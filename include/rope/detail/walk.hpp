@@ -63,26 +63,38 @@ inline unsigned char* destination_head(const Geometry& view, std::size_t r, std:
   return reinterpret_cast<unsigned char*>(view.address(r, h));
 }
 
-// Which coordinates of a head rotate: [offset, offset + rotary_dim) of head_size.
+// Which coordinates of a head rotate: the first `pairs` pairs of the slice [offset,
+// offset + rotary_dim) of head_size. pairs is rotary_dim/2 but where the last pairs have θ = 0;
+// those are left alone, so in half_split the slice has a gap [pairs, h) in each half
+// (h = rotary_dim/2), and in interleaved the slice ends at offset + 2·pairs.
 struct Slice {
   std::size_t offset;
   std::size_t rotary_dim;
   std::size_t head_size;
-  bool whole() const noexcept { return rotary_dim == head_size; }
+  std::size_t pairs;
+  std::size_t half() const noexcept { return rotary_dim / 2; }
+  bool whole() const noexcept { return rotary_dim == head_size && pairs == half(); }
 };
 
-// Copies the coordinates outside the slice of `count` heads of `size`-byte values, head n
+// Copies the coordinates that do not rotate of `count` heads of `size`-byte values, head n
 // from src + n·src_stride to dst + n·dst_stride (strides in bytes).
 inline void copy_outside_slice(const unsigned char* src, std::size_t src_stride, unsigned char* dst,
                                std::size_t dst_stride, std::size_t count, std::size_t size,
                                const Slice& slice) {
   const std::size_t before = slice.offset * size, end = (slice.offset + slice.rotary_dim) * size;
   const std::size_t after = slice.head_size * size - end;
+  const std::size_t gap = (slice.half() - slice.pairs) * size;  // at the end of each half
+  const std::size_t first_gap = (slice.offset + slice.pairs) * size;
+  const std::size_t second_gap = first_gap + slice.half() * size;
   for (std::size_t n = 0; n < count; ++n) {
     const unsigned char* x = src + n * src_stride;
     unsigned char* y = dst + n * dst_stride;
     std::memcpy(y, x, before);
     std::memcpy(y + end, x + end, after);
+    if (gap != 0) {
+      std::memcpy(y + first_gap, x + first_gap, gap);
+      std::memcpy(y + second_gap, x + second_gap, gap);
+    }
   }
 }
 
@@ -97,18 +109,21 @@ struct AnyHeads {
 };
 
 // A kernel of walk's: rotate_interleaved or rotate_half_split for one head size and type,
-// behind a signature without either, so that the walk needs neither.
-using Kernel = void (*)(const AnyHeads& heads, const void* row, Index pairs, bool inverse);
+// behind a signature without either, so that the walk needs neither. It rotates the first
+// `pairs` pairs; half is the distance from a half_split pair's first coordinate to its second.
+using Kernel = void (*)(const AnyHeads& heads, const void* row, Index pairs, Index half,
+                        bool inverse);
 
 template <int Half, class T, Layout L>
-void kernel(const AnyHeads& heads, const void* row, Index pairs, bool inverse) {
+void kernel(const AnyHeads& heads, const void* row, Index pairs, Index half, bool inverse) {
   const TokenHeads<T> typed{static_cast<const T*>(heads.src), heads.src_stride / sizeof(T),
                             static_cast<T*>(heads.dst), heads.dst_stride / sizeof(T), heads.count};
   const auto* r = static_cast<const compute_t<T>*>(row);
   if constexpr (L == Layout::interleaved) {
+    static_cast<void>(half);
     rotate_interleaved<Half>(typed, r, pairs, inverse);
   } else {
-    rotate_half_split<Half>(typed, r, pairs, inverse);
+    rotate_half_split<Half>(typed, r, pairs, half, inverse);
   }
 }
 
@@ -127,7 +142,7 @@ inline void rotate_heads(Kernel kernel, const Geometry& src, std::size_t t, std:
   const std::size_t e = src.element;
   const unsigned char* x = source_head(src, t, first);
   kernel(AnyHeads{x + slice.offset * e, src.head_stride, dst + slice.offset * e, dst_stride, count},
-         row, static_cast<Index>(slice.rotary_dim / 2), inverse);
+         row, static_cast<Index>(slice.pairs), static_cast<Index>(slice.half()), inverse);
   if (!slice.whole() && x != dst) {
     copy_outside_slice(x, src.head_stride, dst, dst_stride, count, e, slice);
   }
