@@ -1,5 +1,5 @@
-# docs/errors.md and tests/errors_test.cpp match: every ID of a table row (| E01 |, | B1 |) tags
-# at least one test case of rope_tests, and every such tag is a row of the table.
+# docs/errors.md and the tests match: every ID of a table row (| E01 |, | B1 |) tags at least one
+# test case of the test programs, and every such tag is a row of the table.
 cmake_policy(VERSION 3.25)
 # Only the IDs are matched: a row's text may hold brackets, which CMake lists do not survive.
 file(READ "${TABLE}" table)
@@ -9,11 +9,17 @@ foreach(row_start IN LISTS row_starts)
   string(REGEX MATCH "[EB][0-9]+" id "${row_start}")
   list(APPEND documented "${id}")
 endforeach()
-execute_process(COMMAND "${TESTS}" --list-tags OUTPUT_VARIABLE listing RESULT_VARIABLE result)
-if(NOT result EQUAL 0 AND NOT result EQUAL 1)  # Catch2 v2 exits with the number of tags listed
-  message(STATUS "rope_tests --list-tags exited with ${result}")
-endif()
-string(REGEX MATCHALL "\\[[EB][0-9]+\\]" tags "${listing}")
+# TESTS: the test programs, separated by '|'.
+string(REPLACE "|" ";" programs "${TESTS}")
+set(tags "")
+foreach(program IN LISTS programs)
+  execute_process(COMMAND "${program}" --list-tags OUTPUT_VARIABLE listing RESULT_VARIABLE result)
+  if(NOT result EQUAL 0 AND NOT result EQUAL 1)  # Catch2 v2 exits with the number of tags listed
+    message(STATUS "${program} --list-tags exited with ${result}")
+  endif()
+  string(REGEX MATCHALL "\\[[EB][0-9]+\\]" program_tags "${listing}")
+  list(APPEND tags ${program_tags})
+endforeach()
 set(tested "")
 foreach(tag IN LISTS tags)
   string(REGEX REPLACE "[][]" "" id "${tag}")

@@ -26,7 +26,8 @@ using rope::View;
 // HuggingFace's _compute_proportional_rope_parameters, written out in double: of head_dim/2
 // pairs, the first int(partial_rotary_factor * head_dim // 2) take 1 / base^(2j/head_dim), the
 // others 0; all divided by factor.
-std::vector<double> hf_proportional(std::size_t head_dim, double base, double partial, double factor) {
+std::vector<double> hf_proportional(std::size_t head_dim, double base, double partial,
+                                    double factor) {
   const auto rope_angles = static_cast<std::size_t>(std::floor(partial * double(head_dim) / 2));
   std::vector<double> inv_freq(head_dim / 2, 0.0);
   for (std::size_t j = 0; j < rope_angles; ++j) {
@@ -49,8 +50,8 @@ std::size_t second_of(std::size_t j, std::size_t d, Layout layout) {
 template <class T>
 std::vector<T> fragile_values() {
   using L = std::numeric_limits<T>;
-  return {T(-0.0), L::infinity(), -L::infinity(), L::quiet_NaN(), L::denorm_min(), L::max(),
-          T(0.0),  -L::max(),     T(-1.5),        L::lowest()};
+  return {T(-0.0),  L::infinity(), -L::infinity(), L::quiet_NaN(), L::denorm_min(),
+          L::max(), T(0.0),        -L::max(),      T(-1.5),        L::lowest()};
 }
 
 // Random heads whose non-rotating pairs hold fragile_values().
@@ -96,8 +97,8 @@ void require_proportional(const std::vector<T>& input, const std::vector<T>& got
           const double bound =
               rope_test::output_bound<T>(pair_abs, double(positions[t]), expected[i], base);
           worst.note(std::abs(double(out[i]) - expected[i]), bound, [&](std::ostream& s) {
-            s << "token " << t << " head " << h << " coordinate " << i << ": got "
-              << double(out[i]) << ", reference " << expected[i];
+            s << "token " << t << " head " << h << " coordinate " << i << ": got " << double(out[i])
+              << ", reference " << expected[i];
           });
         }
       }
@@ -114,8 +115,7 @@ void check_entry_points(const R& rot, std::size_t rotating, std::mt19937_64& rng
   const std::size_t d = rot.head_size(), tokens = 4, heads = 3;
   const Layout layout = rot.layout();
   // The last two positions are past the table: their rows are computed on the fly.
-  const std::vector<std::int64_t> positions = {0, 5, std::int64_t(rot.max_positions()) + 3,
-                                               100000};
+  const std::vector<std::int64_t> positions = {0, 5, std::int64_t(rot.max_positions()) + 3, 100000};
   const std::vector<T> input = input_heads<T>(tokens, heads, d, rotating, layout, rng);
   for (const Direction dir : {Direction::forward, Direction::inverse}) {
     INFO((dir == Direction::forward ? "forward" : "inverse"));
@@ -225,10 +225,10 @@ TEMPLATE_TEST_CASE("Proportional: pairs with theta 0 come out bit for bit unchan
                    "[scaling][proportional]", float, double, Eigen::half, Eigen::bfloat16) {
   using T = TestType;
   std::mt19937_64 rng(1600 + sizeof(T));
-  check_type<T, 64>(64, 0.25, rng);                // 8 of 32 pairs
-  check_type<T, 64>(64, 0.3, rng);                 // 9 of 32: a remainder of a register
-  check_type<T, 512>(512, 0.25, rng);              // Gemma 4: 64 of 256
-  check_type<T, Eigen::Dynamic>(40, 0.95, rng);    // 19 of 20: one pair left alone
+  check_type<T, 64>(64, 0.25, rng);              // 8 of 32 pairs
+  check_type<T, 64>(64, 0.3, rng);               // 9 of 32: a remainder of a register
+  check_type<T, 512>(512, 0.25, rng);            // Gemma 4: 64 of 256
+  check_type<T, Eigen::Dynamic>(40, 0.95, rng);  // 19 of 20: one pair left alone
 }
 
 TEST_CASE("InverseFrequencies: theta 0 as the last pairs", "[scaling][proportional]") {
@@ -243,8 +243,7 @@ TEST_CASE("InverseFrequencies: theta 0 as the last pairs", "[scaling][proportion
   }
 }
 
-TEST_CASE("Llama3 with equal low and high frequency factors (Llama 4 Scout)",
-          "[scaling][llama3]") {
+TEST_CASE("Llama3 with equal low and high frequency factors (Llama 4 Scout)", "[scaling][llama3]") {
   // Llama 4 Scout: rope_theta 5e5, factor 16, low = high = 1, L0 8192, head 128.
   const rope::Llama3 scout{16, 1, 1, 8192};
   const std::vector<double> unscaled = rope::inverse_frequencies(128, 5e5);

@@ -177,7 +177,7 @@ void CachedRotary<T>::rotate(const Cache<T>& cache, const detail::Job* jobs, std
                                              step,           layout(),   rotary_dim_ / 2,
                                              &axis_of_pair_, &positions, sequence};
   const detail::Slice slice{options_.rotary_offset, rotary_dim_, options_.head_size,
-                                  rotary_dim_ / 2};
+                            rotary_dim_ / 2};
   detail::run(source, detail::kernel_for<Eigen::Dynamic, T>(layout()), jobs, job_count, slice,
               range, call.direction, call.execution);
 }

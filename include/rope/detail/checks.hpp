@@ -90,8 +90,9 @@ ROPE_DETAIL_COLD inline std::size_t rotating_pairs(const std::vector<double>& th
   }
   for (std::size_t j = 0; j < n; ++j) {
     if (theta[j] == 0.0) {
-      invalid("rope: theta_%zu is 0 but theta_%zu is not: pairs that do not rotate must be the last",
-              j, n - 1);
+      invalid(
+          "rope: theta_%zu is 0 but theta_%zu is not: pairs that do not rotate must be the last", j,
+          n - 1);
     }
   }
   return n;

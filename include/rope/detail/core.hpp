@@ -66,13 +66,9 @@ class Core {
  private:
   static std::size_t checked_positions(const Options& options, std::size_t row_size);
   RowsOfTable<C> rows() const noexcept {
-    return {&table_,
-            &rotating_theta_,
-            frequencies_.attention_factor,
-            angles_,
-            axes_,
-            &axis_of_entry_,
-            &runs_};
+    return {
+        &table_, &rotating_theta_, frequencies_.attention_factor, angles_, axes_, &axis_of_entry_,
+        &runs_};
   }
   // Interleaved pairs that do not rotate are the end of the slice; half_split ones a gap in it.
   Slice slice() const noexcept {
@@ -85,8 +81,8 @@ class Core {
   std::size_t rotary_offset_;
   double base_;
   Frequencies frequencies_;
-  std::size_t pairs_;                    // that rotate: θ_j > 0
-  std::vector<double> rotating_theta_;   // their θ_j, of which the table's rows are made
+  std::size_t pairs_;                   // that rotate: θ_j > 0
+  std::vector<double> rotating_theta_;  // their θ_j, of which the table's rows are made
   std::vector<std::uint8_t> axis_of_pair_;
   std::vector<AxisRun> runs_;
   std::vector<std::uint8_t> axis_of_entry_;
@@ -171,8 +167,8 @@ void Core<C>::shift(Unchecked, Kernel kernel, const Geometry& keys, std::int64_t
                     const Call& call) const {
   // R_δ for δ ≥ 0, its inverse R_|δ|ᵀ for δ < 0; Direction::inverse swaps the two.
   std::vector<C> row(2 * pairs_);
-  Table<C>::compute_row(layout(), rotating_theta_, std::abs(static_cast<double>(delta)),
-                        row.data(), 1.0, angles_);
+  Table<C>::compute_row(layout(), rotating_theta_, std::abs(static_cast<double>(delta)), row.data(),
+                        1.0, angles_);
   const bool backwards = (delta < 0) != (call.direction == Direction::inverse);
   const Job job{keys, keys};
   run(FixedRow<C>{row.data()}, kernel, &job, 1, slice(),

@@ -161,9 +161,8 @@ void rotate_half_split(const TokenHeads<T>& heads, const compute_t<T>* row, Inde
   constexpr Index L = Registers<T>::kValues;
   // Main part: cos and sin registers take at most half the register file.
   const Index done = for_each_chunk<kWide<simd::kRegisters / 4 / Registers<T>::kEach, L, Half>, L>(
-      n, 0, [&](auto w, Index j) {
-        half_split_chunk<decltype(w)::value>(heads, row, n, h, j, inverse);
-      });
+      n, 0,
+      [&](auto w, Index j) { half_split_chunk<decltype(w)::value>(heads, row, n, h, j, inverse); });
   // Remainder: the last r = n − done < L pairs, through the same packet arithmetic as the main
   // part, on copies padded with zeros. A scalar loop here would be vectorised by the compiler
   // behind a run-time alias check, and with a·c − b·s contracted into FMAs differently in its

@@ -1,0 +1,485 @@
+// rope::hf_rope on the configs of released checkpoints (tests/data/configs/): for each layer
+// type, what HuggingFace reads from the config (written out below by hand, model by model), θ_j
+// and the attention factor against a float64 transcription of HuggingFace's init function for
+// its rope_type, and one rotation against a float64 rotation by those θ_j. Bad configs get an
+// error that names the key.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <fstream>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include <rope/hf_config.hpp>
+#include <rope/rope.hpp>
+
+#include "support.hpp"
+
+namespace {
+
+using Json = nlohmann::json;
+using rope::Layout;
+
+constexpr double kPi = 3.141592653589793238462643383279502884;
+
+Json load(const std::string& name) {
+  std::ifstream file(std::string(ROPE_TEST_DATA_DIR) + "/configs/" + name + ".json");
+  REQUIRE(file.good());
+  return Json::parse(file);
+}
+
+// ---- HuggingFace's init functions (modeling_rope_utils.py), transcribed in double -------------
+
+struct Hf {
+  std::vector<double> inv_freq;
+  double attention_factor = 1.0;
+};
+
+// _compute_default_rope_parameters: 1 / base^(arange(0, dim, 2) / dim).
+std::vector<double> hf_default(std::size_t dim, double base) {
+  std::vector<double> inv(dim / 2);
+  for (std::size_t i = 0; i < inv.size(); ++i) {
+    inv[i] = 1.0 / std::pow(base, double(2 * i) / double(dim));
+  }
+  return inv;
+}
+
+Hf hf_linear(std::size_t dim, double base, double factor) {
+  Hf out{hf_default(dim, base)};
+  for (double& t : out.inv_freq) t /= factor;
+  return out;
+}
+
+// _compute_dynamic_ntk_parameters: seq_len = max(seq_len, max_position_embeddings).
+Hf hf_dynamic(std::size_t dim, double base, double factor, double max_pos, double seq_len) {
+  seq_len = std::max(seq_len, max_pos);
+  const double d = double(dim);
+  base = base * std::pow(factor * seq_len / max_pos - (factor - 1), d / (d - 2));
+  return Hf{hf_default(dim, base)};
+}
+
+struct YarnParams {
+  double factor, original, beta_fast = 32, beta_slow = 1;
+  double mscale = 0, mscale_all_dim = 0;  // 0: absent
+  bool truncate = true;
+};
+
+double get_mscale(double scale, double mscale = 1) {
+  return scale <= 1 ? 1.0 : 0.1 * mscale * std::log(scale) + 1.0;
+}
+
+// _compute_yarn_parameters.
+Hf hf_yarn(std::size_t dim, double base, const YarnParams& p) {
+  Hf out;
+  out.attention_factor =
+      p.mscale != 0 && p.mscale_all_dim != 0
+          ? get_mscale(p.factor, p.mscale) / get_mscale(p.factor, p.mscale_all_dim)
+          : get_mscale(p.factor);
+  const auto correction_dim = [&](double rotations) {
+    return double(dim) * std::log(p.original / (rotations * 2 * kPi)) / (2 * std::log(base));
+  };
+  double low = correction_dim(p.beta_fast), high = correction_dim(p.beta_slow);
+  if (p.truncate) {
+    low = std::floor(low);
+    high = std::ceil(high);
+  }
+  low = std::max(low, 0.0);
+  high = std::min(high, double(dim) - 1);
+  if (low == high) high += 0.001;
+  for (std::size_t i = 0; i < dim / 2; ++i) {
+    const double pos_freq = std::pow(base, double(2 * i) / double(dim));
+    const double extrapolation = 1.0 / pos_freq, interpolation = 1.0 / (p.factor * pos_freq);
+    const double ramp = std::clamp((double(i) - low) / (high - low), 0.0, 1.0);
+    const double extrapolation_factor = 1 - ramp;
+    out.inv_freq.push_back(interpolation * (1 - extrapolation_factor) +
+                           extrapolation * extrapolation_factor);
+  }
+  return out;
+}
+
+// _compute_longrope_parameters: factor None -> max_position_embeddings / original.
+Hf hf_longrope(std::size_t dim, double base, const std::vector<double>& short_factor,
+               const std::vector<double>& long_factor, double original, double max_pos,
+               double seq_len) {
+  Hf out;
+  const double factor = max_pos / original;
+  out.attention_factor = factor <= 1 ? 1.0 : std::sqrt(1 + std::log(factor) / std::log(original));
+  const std::vector<double>& ext = seq_len > original ? long_factor : short_factor;
+  for (std::size_t i = 0; i < dim / 2; ++i) {
+    out.inv_freq.push_back(1.0 / (ext[i] * std::pow(base, double(2 * i) / double(dim))));
+  }
+  return out;
+}
+
+// _compute_llama3_parameters.
+Hf hf_llama3(std::size_t dim, double base, double factor, double low_freq_factor,
+             double high_freq_factor, double old_context_len) {
+  Hf out{hf_default(dim, base)};
+  const double low_freq_wavelen = old_context_len / low_freq_factor;
+  const double high_freq_wavelen = old_context_len / high_freq_factor;
+  for (double& inv : out.inv_freq) {
+    const double wavelen = 2 * kPi / inv;
+    double llama = wavelen > low_freq_wavelen ? inv / factor : inv;
+    const bool medium = !(wavelen < high_freq_wavelen) && !(wavelen > low_freq_wavelen);
+    if (medium) {
+      const double smooth =
+          (old_context_len / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor);
+      llama = (1 - smooth) * llama / factor + smooth * llama;
+    }
+    inv = llama;
+  }
+  return out;
+}
+
+// _compute_proportional_rope_parameters.
+Hf hf_proportional(std::size_t head_dim, double base, double partial, double factor) {
+  Hf out;
+  const auto rope_angles = static_cast<std::size_t>(std::floor(partial * double(head_dim) / 2));
+  for (std::size_t i = 0; i < head_dim / 2; ++i) {
+    out.inv_freq.push_back(i < rope_angles ? 1.0 / std::pow(base, double(2 * i) / double(head_dim))
+                                           : 0.0);
+  }
+  for (double& t : out.inv_freq) t /= factor;
+  return out;
+}
+
+// ---- one layer type of one checkpoint --------------------------------------------------------
+
+struct Layer {
+  const char* file;
+  const char* model;
+  const char* layer_type;
+  std::size_t head_size;
+  std::size_t rotary_dim;  // 0: the whole head
+  double base;
+  Layout layout;
+  const char* rope_type;
+  Hf hf;                       // what HuggingFace computes for it
+  double sequence_length = 0;  // passed to hf_rope
+};
+
+// θ_j of both sides: each rounds base^x (the transcription's x = 2j/d rounded too, amplified by
+// ln(base)), a pow (1 ulp), a reciprocal and the product with the position, as in support.hpp;
+// the schemes add at most 12 roundings over both sides (Llama 3's blend: the wavelength, L0/λ, a
+// difference, a quotient, 1 − s and two products and a sum; YaRN's ramp and blend as many).
+constexpr double kSchemeRoundings = 12;
+
+double theta_tolerance(double base) {
+  return (2 * std::log(base) + rope_test::kAngleRoundings + kSchemeRoundings) *
+         rope_test::unit_roundoff<double>;
+}
+
+void check_layer(const Layer& l, std::mt19937_64& rng) {
+  INFO(l.model << " (" << l.file << ".json), " << l.layer_type);
+  const rope::HfRope got = rope::hf_rope(load(l.file), l.layer_type, l.sequence_length);
+  const rope::Options& o = got.options;
+  CHECK(o.head_size == l.head_size);
+  CHECK(o.rotary_dim == l.rotary_dim);
+  CHECK(o.base == l.base);
+  CHECK(o.layout == l.layout);
+  CHECK(got.rope_type == l.rope_type);
+  CHECK(o.sequence_length == l.sequence_length);
+
+  const rope::Rotary<float> rot(o);
+  const std::vector<double>& theta = rot.inverse_frequencies();
+  REQUIRE(theta.size() == l.hf.inv_freq.size());
+  const double tolerance = theta_tolerance(l.base);
+  for (std::size_t j = 0; j < theta.size(); ++j) {
+    INFO("theta_" << j << ": " << theta[j] << ", HuggingFace " << l.hf.inv_freq[j]);
+    if (l.hf.inv_freq[j] == 0.0) {
+      CHECK(theta[j] == 0.0);
+    } else {
+      CHECK(std::abs(theta[j] - l.hf.inv_freq[j]) <= tolerance * l.hf.inv_freq[j]);
+    }
+  }
+  CHECK(std::abs(rot.attention_factor() - l.hf.attention_factor) <=
+        4 * rope_test::unit_roundoff<double> * l.hf.attention_factor);
+
+  // One head at position 1000 against the float64 rotation by HuggingFace's θ_j and factor:
+  // pair j of the rotated slice [0, d) is (2j, 2j+1) or (j, j + d/2); the rest passes through.
+  const std::size_t d = l.rotary_dim != 0 ? l.rotary_dim : l.head_size;
+  const std::int64_t m = 1000;
+  std::vector<float> head = rope_test::random_vector<float>(l.head_size, rng);
+  const std::vector<float> input = head;
+  const std::vector<std::int64_t> positions(rot.axes(), m);  // all axes alike for M-RoPE
+  rot.apply(head.data(), 1, 1, rope::Positions(positions.data(), rot.axes(), 1, 1));
+  const double a = l.hf.attention_factor;
+  rope_test::WorstCoordinate worst;
+  for (std::size_t j = 0; j < d / 2; ++j) {
+    const std::size_t i0 = l.layout == Layout::interleaved ? 2 * j : j;
+    const std::size_t i1 = l.layout == Layout::interleaved ? 2 * j + 1 : j + d / 2;
+    const double x = input[i0], y = input[i1], angle = double(m) * l.hf.inv_freq[j];
+    const double expected[2] = {a * (x * std::cos(angle) - y * std::sin(angle)),
+                                a * (y * std::cos(angle) + x * std::sin(angle))};
+    // Rotary<float>: γ_3(float) of the pair (support.hpp), the double reference γ_2(double), and
+    // the two sides' θ_j, apart by the tolerance above, moving the angle by m·θ_j·tolerance.
+    const double bound =
+        a * (std::abs(x) + std::abs(y)) *
+        (rope_test::gamma<float>(3) + rope_test::gamma<double>(2) +
+         double(m) * l.hf.inv_freq[j] * tolerance + rope_test::unit_roundoff<double> * double(m));
+    for (int k = 0; k < 2; ++k) {
+      const std::size_t i = k == 0 ? i0 : i1;
+      worst.note(std::abs(double(head[i]) - expected[k]), bound, [&](std::ostream& s) {
+        s << "coordinate " << i << ": got " << head[i] << ", expected " << expected[k];
+      });
+    }
+  }
+  for (std::size_t i = d; i < l.head_size; ++i) CHECK(head[i] == input[i]);
+  INFO("worst coordinate: " << worst.where());
+  CHECK(worst.ratio() <= 1.0);
+}
+
+std::vector<double> numbers(const Json& list) { return list.get<std::vector<double>>(); }
+
+}  // namespace
+
+TEST_CASE("hf_rope: configs of released checkpoints", "[hf_config]") {
+  std::mt19937_64 rng(1800);
+  const Json phi3 = load("phi-3-vision-128k")["rope_scaling"];
+  const std::vector<double> short_factor = numbers(phi3["short_factor"]);
+  const std::vector<double> long_factor = numbers(phi3["long_factor"]);
+  const Layout H = Layout::half_split, I = Layout::interleaved;
+  const Layer layers[] = {
+      {"llama-2-7b", "Llama 2 7B", "full_attention", 128, 0, 10000, H, "default",
+       Hf{hf_default(128, 10000)}},
+      {"llama-3.1-8b", "Llama 3.1 8B", "full_attention", 128, 0, 500000, H, "llama3",
+       hf_llama3(128, 500000, 8, 1, 4, 8192)},
+      {"llama-3.2-1b", "Llama 3.2 1B", "full_attention", 64, 0, 500000, H, "llama3",
+       hf_llama3(64, 500000, 32, 1, 4, 8192)},
+      {"llama-4-scout-17b-16e", "Llama 4 Scout", "full_attention", 128, 0, 500000, I, "llama3",
+       hf_llama3(128, 500000, 16, 1, 1, 8192)},
+      {"qwen2.5-7b", "Qwen2.5 7B", "full_attention", 128, 0, 1e6, H, "default",
+       Hf{hf_default(128, 1e6)}},
+      {"qwen3-8b", "Qwen3 8B", "full_attention", 128, 0, 1e6, H, "default",
+       Hf{hf_default(128, 1e6)}},
+      {"qwen3-next-80b-a3b", "Qwen3-Next 80B-A3B", "full_attention", 256, 64, 1e7, H, "default",
+       Hf{hf_default(64, 1e7)}},
+      {"qwen2-vl-7b", "Qwen2-VL 7B", "full_attention", 128, 0, 1e6, H, "default",
+       Hf{hf_default(128, 1e6)}},
+      {"qwen2.5-vl-7b", "Qwen2.5-VL 7B", "full_attention", 128, 0, 1e6, H, "default",
+       Hf{hf_default(128, 1e6)}},
+      {"qwen3-vl-8b", "Qwen3-VL 8B", "full_attention", 128, 0, 5e6, H, "default",
+       Hf{hf_default(128, 5e6)}},
+      {"gemma-2-9b", "Gemma 2 9B", "full_attention", 256, 0, 10000, H, "default",
+       Hf{hf_default(256, 10000)}},
+      {"gemma-3-27b", "Gemma 3 27B", "full_attention", 128, 0, 1e6, H, "linear",
+       hf_linear(128, 1e6, 8)},
+      {"gemma-3-27b", "Gemma 3 27B", "sliding_attention", 128, 0, 10000, H, "default",
+       Hf{hf_default(128, 10000)}},
+      {"gemma-4-26b-a4b", "Gemma 4 26B-A4B", "full_attention", 512, 0, 1e6, H, "proportional",
+       hf_proportional(512, 1e6, 0.25, 1)},
+      {"gemma-4-26b-a4b", "Gemma 4 26B-A4B", "sliding_attention", 256, 0, 10000, H, "default",
+       Hf{hf_default(256, 10000)}},
+      {"phi-2", "Phi-2", "full_attention", 80, 32, 10000, H, "default", Hf{hf_default(32, 10000)}},
+      {"phi-3-vision-128k", "Phi-3-vision-128k", "full_attention", 96, 0, 10000, H, "longrope",
+       hf_longrope(96, 10000, short_factor, long_factor, 4096, 131072, 1000), 1000},
+      {"phi-3-vision-128k", "Phi-3-vision-128k past L0", "full_attention", 96, 0, 10000, H,
+       "longrope", hf_longrope(96, 10000, short_factor, long_factor, 4096, 131072, 8192), 8192},
+      {"gpt-neox-20b", "GPT-NeoX-20B", "full_attention", 96, 24, 10000, H, "default",
+       Hf{hf_default(24, 10000)}},
+      {"gpt-j-6b", "GPT-J 6B", "full_attention", 256, 64, 10000, I, "default",
+       Hf{hf_default(64, 10000)}},
+      {"deepseek-v2-lite", "DeepSeek-V2-Lite", "full_attention", 64, 0, 10000, I, "yarn",
+       hf_yarn(64, 10000, {40, 4096, 32, 1, 0.707, 0.707})},
+      {"deepseek-v3", "DeepSeek-V3", "full_attention", 64, 0, 10000, I, "yarn",
+       hf_yarn(64, 10000, {40, 4096, 32, 1, 1.0, 1.0})},
+      {"kimi-k2", "Kimi K2", "full_attention", 64, 0, 50000, I, "yarn",
+       hf_yarn(64, 50000, {32, 4096, 1, 1, 1.0, 1.0})},
+      {"gpt-oss-20b", "GPT-OSS 20B", "full_attention", 64, 0, 150000, H, "yarn",
+       hf_yarn(64, 150000, {32, 4096, 32, 1, 0, 0, false})},
+      {"gpt-oss-20b", "GPT-OSS 20B", "sliding_attention", 64, 0, 150000, H, "yarn",
+       hf_yarn(64, 150000, {32, 4096, 32, 1, 0, 0, false})},
+      {"mistral-7b-v0.1", "Mistral 7B v0.1", "full_attention", 128, 0, 10000, H, "default",
+       Hf{hf_default(128, 10000)}},
+      {"glm-4.5", "GLM-4.5", "full_attention", 128, 64, 1e6, H, "default", Hf{hf_default(64, 1e6)}},
+      {"minimax-m2", "MiniMax-M2", "full_attention", 128, 64, 5e6, H, "default",
+       Hf{hf_default(64, 5e6)}},
+      {"command-r", "Cohere Command R", "full_attention", 128, 0, 8e6, I, "default",
+       Hf{hf_default(128, 8e6)}},
+  };
+  for (const Layer& l : layers) check_layer(l, rng);
+}
+
+TEST_CASE("hf_rope: layer types, M-RoPE axes and the layout's source", "[hf_config]") {
+  CHECK(rope::hf_layer_types(load("gemma-4-26b-a4b")) ==
+        std::vector<std::string>{"sliding_attention", "full_attention"});
+  CHECK(rope::hf_layer_types(load("gemma-3-27b")) ==
+        std::vector<std::string>{"sliding_attention", "full_attention"});
+  CHECK(rope::hf_layer_types(load("llama-3.1-8b")) == std::vector<std::string>{"full_attention"});
+
+  // Qwen2-VL: sections [16, 24, 24] of the 64 pairs; Qwen3-VL: interleaved [24, 20, 20].
+  const rope::Rotary<float> qwen2vl(rope::hf_rope(load("qwen2-vl-7b")).options);
+  REQUIRE(qwen2vl.axes() == 3);
+  CHECK(qwen2vl.axis_of_pairs()[15] == 0);
+  CHECK(qwen2vl.axis_of_pairs()[16] == 1);
+  CHECK(qwen2vl.axis_of_pairs()[40] == 2);
+  const rope::Rotary<float> qwen3vl(rope::hf_rope(load("qwen3-vl-8b")).options);
+  REQUIRE(qwen3vl.axes() == 3);
+  CHECK(qwen3vl.axis_of_pairs()[0] == 0);
+  CHECK(qwen3vl.axis_of_pairs()[1] == 1);
+  CHECK(qwen3vl.axis_of_pairs()[2] == 2);
+  CHECK(qwen3vl.axis_of_pairs()[61] == 0);  // past 3·20: temporal
+
+  const rope::HfRope scout = rope::hf_rope(load("llama-4-scout-17b-16e"));
+  CHECK(scout.model_type == "llama4_text");
+  CHECK_THAT(scout.layout_source, Catch::Matchers::Contains("complex multiplication"));
+  CHECK(rope::hf_rope(load("deepseek-v3")).options.layout == Layout::interleaved);
+  Json v3 = load("deepseek-v3");
+  v3["rope_interleave"] = false;
+  const rope::HfRope flat = rope::hf_rope(v3);
+  CHECK(flat.options.layout == Layout::half_split);
+  CHECK(flat.layout_source == "rope_interleave false");
+
+  // YaRN's factor null: max_position_embeddings / original_max_position_embeddings.
+  Json yarn = load("deepseek-v3");
+  yarn["rope_scaling"]["factor"] = nullptr;
+  const rope::HfRope from_null = rope::hf_rope(yarn);
+  const auto* y = std::get_if<rope::Yarn>(&from_null.options.scaling);
+  REQUIRE(y != nullptr);
+  CHECK(y->factor == 163840.0 / 4096.0);
+  // Dynamic NTK (Qwen2.5's documented long-context option, written as older configs do) at a
+  // sequence of 200000 tokens: HuggingFace's M is max_position_embeddings.
+  Json dynamic = load("qwen2.5-7b");
+  dynamic["rope_scaling"] = {{"type", "dynamic"}, {"factor", 4.0}};
+  const rope::HfRope ntk = rope::hf_rope(dynamic, "full_attention", 200000);
+  const rope::Frequencies f =
+      rope::frequencies(128, ntk.options.base, ntk.options.scaling, ntk.options.sequence_length);
+  const Hf hf = hf_dynamic(128, 1e6, 4.0, 131072, 200000);
+  for (std::size_t j = 0; j < 64; ++j) {
+    INFO("theta_" << j);
+    CHECK(std::abs(f.theta[j] - hf.inv_freq[j]) <= theta_tolerance(1e6) * hf.inv_freq[j]);
+  }
+  // rope_parameters (transformers 5) in the flat form, with rope_theta inside.
+  Json v5 = load("llama-3.1-8b");
+  v5["rope_parameters"] = v5["rope_scaling"];
+  v5["rope_parameters"]["rope_theta"] = 500000.0;
+  v5.erase("rope_scaling");
+  v5.erase("rope_theta");
+  const rope::HfRope from_v5 = rope::hf_rope(v5);
+  CHECK(from_v5.options.base == 500000.0);
+  CHECK(from_v5.rope_type == "llama3");
+}
+
+TEST_CASE("hf_rope_file reads a file and names a missing one", "[hf_config]") {
+  const rope::HfRope r =
+      rope::hf_rope_file(std::string(ROPE_TEST_DATA_DIR) + "/configs/qwen3-8b.json");
+  CHECK(r.options.head_size == 128);
+  CHECK_THROWS_WITH(rope::hf_rope_file("/nonexistent/config.json"),
+                    Catch::Matchers::Contains("cannot read the config file /nonexistent"));
+}
+
+// ---- bad configs: each error names the key ---------------------------------------------------
+
+namespace {
+
+void require_config_error(const Json& config, const std::vector<std::string>& fragments,
+                          const std::string& layer_type = "full_attention") {
+  try {
+    rope::hf_rope(config, layer_type);
+  } catch (const std::invalid_argument& e) {
+    const std::string message = e.what();
+    INFO(message);
+    CHECK_THAT(message, Catch::Matchers::StartsWith("rope: config.json: "));
+    for (const std::string& f : fragments) CHECK_THAT(message, Catch::Matchers::Contains(f));
+    return;
+  }
+  FAIL("no std::invalid_argument for " << config.dump());
+}
+
+}  // namespace
+
+TEST_CASE("E56: a rope_type the reader does not know", "[errors][E56]") {
+  Json c = load("llama-3.1-8b");
+  c["rope_scaling"]["rope_type"] = "llama33";
+  require_config_error(c, {"rope_scaling.rope_type \"llama33\" is not a RoPE type"});
+  Json v = load("deepseek-v3");
+  v["rope_scaling"]["type"] = "yarnn";
+  require_config_error(v, {"rope_scaling.rope_type \"yarnn\""});
+}
+
+TEST_CASE("E57: a key of the RoPE part the reader does not understand", "[errors][E57]") {
+  Json c = load("gemma-3-27b");
+  c["text_config"]["rope_scaling"]["factr"] = 8.0;
+  require_config_error(c, {"rope_scaling.factr is not a key", "rope_type \"linear\""});
+  Json d = load("llama-2-7b");
+  d["rope_scaling"] = {{"factor", 2.0}};  // no rope_type: default, which takes no factor
+  require_config_error(d, {"rope_scaling.factor is not a key", "rope_type \"default\""});
+  Json g = load("gemma-4-26b-a4b");
+  g["text_config"]["rope_parameters"]["rope_theta"] = 10000.0;
+  require_config_error(g, {"keyed by layer type but also has key \"rope_theta\""});
+}
+
+TEST_CASE("E58: a key the rope_type requires is missing", "[errors][E58]") {
+  Json c = load("llama-3.1-8b");
+  c["rope_scaling"].erase("low_freq_factor");
+  require_config_error(c, {"rope_scaling.low_freq_factor is required"});
+  Json l = load("phi-3-vision-128k");
+  l["rope_scaling"].erase("short_factor");
+  require_config_error(l, {"rope_scaling.short_factor is required"});
+  Json y = load("gpt-oss-20b");
+  y["rope_scaling"].erase("original_max_position_embeddings");
+  y.erase("max_position_embeddings");
+  require_config_error(y, {"original_max_position_embeddings", "max_position_embeddings"});
+}
+
+TEST_CASE("E59: a value of the wrong type, or a factor or length not finite and > 0",
+          "[errors][E59]") {
+  Json c = load("gemma-3-27b");
+  c["text_config"]["rope_scaling"]["factor"] = 0.0;
+  require_config_error(c, {"rope_scaling.factor 0.0 must be a finite number > 0"});
+  Json n = load("llama-3.1-8b");
+  n["rope_scaling"]["factor"] = -8.0;
+  require_config_error(n, {"rope_scaling.factor -8.0 must be a finite number > 0"});
+  Json t = load("qwen3-8b");
+  t["rope_theta"] = "1e6";
+  require_config_error(t, {"rope_theta must be a number, got \"1e6\""});
+  Json b = load("gpt-oss-20b");
+  b["rope_scaling"]["truncate"] = "no";
+  require_config_error(b, {"rope_scaling.truncate must be true or false"});
+}
+
+TEST_CASE("E60: a layer type the config does not have", "[errors][E60]") {
+  require_config_error(load("qwen3-8b"), {"layer type \"sliding_attention\"", "(full_attention)"},
+                       "sliding_attention");
+  Json g = load("gemma-4-26b-a4b");
+  g["text_config"]["rope_parameters"].erase("sliding_attention");
+  require_config_error(g, {"rope_parameters has no entry for layer type \"sliding_attention\""},
+                       "sliding_attention");
+}
+
+TEST_CASE("E61: a rotary dimension the config's keys do not fit", "[errors][E61]") {
+  Json p = load("phi-2");
+  p["partial_rotary_factor"] = 1.5;
+  require_config_error(p, {"partial_rotary_factor 1.5", "must be in (0, 1]"});
+  p["partial_rotary_factor"] = 0.0125;  // 80 · 0.0125 = 1: odd
+  require_config_error(p, {"partial_rotary_factor 0.0125", "odd or zero rotary dimension 1"});
+  Json q = load("qwen2-vl-7b");
+  q["rope_scaling"]["mrope_section"] = {16, 24, 16};
+  require_config_error(q, {"rope_scaling.mrope_section adds up to 56 pairs", "has 64"});
+  Json l = load("phi-3-vision-128k");
+  l["rope_scaling"]["long_factor"].erase(0);
+  require_config_error(l, {"rope_scaling.long_factor has 47 values", "48 pairs"});
+}
+
+TEST_CASE("E62: a config file that cannot be read or is not JSON", "[errors][E62]") {
+  CHECK_THROWS_WITH(rope::hf_rope_file("/nonexistent/config.json"),
+                    Catch::Matchers::Contains("cannot read the config file /nonexistent"));
+  CHECK_THROWS_AS(rope::hf_rope_file(std::string(ROPE_TEST_DATA_DIR) + "/pytorch_float32_rope.csv"),
+                  std::invalid_argument);
+  CHECK_THROWS_WITH(
+      rope::hf_rope_file(std::string(ROPE_TEST_DATA_DIR) + "/pytorch_float32_rope.csv"),
+      Catch::Matchers::Contains("is not JSON"));
+}
+
+TEST_CASE("E63: a config without a head size", "[errors][E63]") {
+  Json c = load("llama-2-7b");
+  c.erase("hidden_size");
+  require_config_error(c, {"no head size", "head_dim, or hidden_size and num_attention_heads"});
+  Json h = load("qwen3-8b");
+  h["head_dim"] = -128;
+  require_config_error(h, {"head_dim -128 must be an integer > 0"});
+}
