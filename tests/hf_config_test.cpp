@@ -212,7 +212,8 @@ void check_layer(const Layer& l, std::mt19937_64& rng) {
   for (std::size_t j = 0; j < d / 2; ++j) {
     const std::size_t i0 = l.layout == Layout::interleaved ? 2 * j : j;
     const std::size_t i1 = l.layout == Layout::interleaved ? 2 * j + 1 : j + d / 2;
-    const double x = input[i0], y = input[i1], angle = double(m) * l.hf.inv_freq[j];
+    const double x = double(input[i0]), y = double(input[i1]);
+    const double angle = double(m) * l.hf.inv_freq[j];
     const double expected[2] = {a * (x * std::cos(angle) - y * std::sin(angle)),
                                 a * (y * std::cos(angle) + x * std::sin(angle))};
     // Rotary<float>: γ_3(float) of the pair (support.hpp), the double reference γ_2(double), and

@@ -277,3 +277,52 @@ TEST_CASE("Llama3 with equal low and high frequency factors (Llama 4 Scout)", "[
   const rope::Frequencies band = rope::frequencies(128, 5e5, rope::Llama3{16, 1, 2, l0});
   CHECK(band.theta[j] == Approx(unscaled[j] / 16).epsilon(1e-15));
 }
+
+TEST_CASE("Proportional with M-RoPE sections: mixed coordinates, past the table too",
+          "[scaling][proportional][multi_axis]") {
+  // 16 pairs in sections [4, 6, 6]; Proportional 0.5 rotates pairs 0..7 (axis 0: 0..3, axis 1:
+  // 4..7) and leaves 8..15 alone, whatever their axis.
+  std::mt19937_64 rng(1601);
+  const std::size_t d = 32, rotating = 8;
+  for (const Layout layout : {Layout::half_split, Layout::interleaved}) {
+    INFO(rope::to_string(layout));
+    rope::Options options{d, 10000.0, layout, 64};
+    options.scaling = rope::Proportional{0.5, 1.0};
+    options.axes = rope::Axes::sections({4, 6, 6});
+    const rope::Rotary<float> rot(options);
+    // [tokens][axes]: a text token, mixed coordinates in the table, one past it.
+    const std::vector<std::int64_t> coordinates = {5, 5, 5, 3, 9, 12, 2, 700, 40};
+    const std::size_t tokens = 3;
+    const std::vector<float> input = input_heads<float>(tokens, 1, d, rotating, layout, rng);
+    std::vector<float> x = input;
+    rot.apply(x.data(), tokens, 1, rope::Positions::token_major(coordinates.data(), 3));
+    std::size_t changed = 0;
+    rope_test::WorstCoordinate worst;
+    for (std::size_t t = 0; t < tokens; ++t) {
+      for (std::size_t j = 0; j < d / 2; ++j) {
+        const std::size_t i0 = first_of(j, d, layout), i1 = second_of(j, d, layout);
+        const float* in = input.data() + t * d;
+        const float* out = x.data() + t * d;
+        if (j >= rotating) {
+          changed += std::memcmp(in + i0, out + i0, sizeof(float)) != 0 ? 1 : 0;
+          changed += std::memcmp(in + i1, out + i1, sizeof(float)) != 0 ? 1 : 0;
+          continue;
+        }
+        const std::int64_t m = coordinates[t * 3 + rot.axis_of_pairs()[j]];
+        const double angle = double(m) * std::pow(10000.0, -2.0 * double(j) / double(d));
+        const double a = double(in[i0]), b = double(in[i1]);
+        const double e0 = a * std::cos(angle) - b * std::sin(angle);
+        const double e1 = b * std::cos(angle) + a * std::sin(angle);
+        const double bound =
+            rope_test::coordinate_bound<float>(std::abs(a) + std::abs(b), double(m));
+        worst.note(std::abs(double(out[i0]) - e0), bound,
+                   [&](std::ostream& s) { s << "token " << t << " pair " << j << " first"; });
+        worst.note(std::abs(double(out[i1]) - e1), bound,
+                   [&](std::ostream& s) { s << "token " << t << " pair " << j << " second"; });
+      }
+    }
+    CHECK(changed == 0);
+    INFO("worst: " << worst.where());
+    CHECK(worst.ratio() <= 1.0);
+  }
+}

@@ -101,8 +101,17 @@ rope::Scaling scaling(Bytes& in, std::size_t rotary_dim) {
       return longrope;
     }
     case 7:
+      // Sometimes the last pairs do not rotate (θ = 0), sometimes a pair before them either.
+      if (list.size() > 1 && list[0] == 0.25) {
+        for (std::size_t j = list.size() / 2; j < list.size(); ++j) list[j] = 0;
+        if (list[1] == 0.25) list[0] = 0;
+      }
       return rope::InverseFrequencies{list};
     default:
+      // Read from the list, so that inputs of the other schemes decode as before.
+      if (list.size() > 1 && list[0] == 0.25) {
+        return rope::Proportional{(list[1] - 0.5) / 3.0, list.back()};  // p in [-1/12, 1.25]
+      }
       return rope::FrequencyFactors{list};
   }
 }
