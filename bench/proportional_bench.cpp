@@ -9,7 +9,7 @@
 //            rotating quarter of each head (x[i] *= k on those coordinates, in float);
 //  - limit_whole: the same pass over the whole head.
 //
-//     build/release/bench/proportional_bench --benchmark_min_time=0.2s
+//     build/release/bench/proportional_bench --benchmark_min_time=0.2
 #include <cstdint>
 #include <numeric>
 #include <string>
