@@ -167,13 +167,16 @@ TEST_CASE("gguf_rope agrees with ggml's rope on ggml's test configurations", "[g
                             << af << (with_ff ? ", freq_factors" : ""));
             rope::GgufMetadata m = metadata_of(g, shape.ne0);
             if (ef == 0 && af != 1) {
-              // attn_factor without YaRN scales cos and sin: no HuggingFace scheme does, and the
-              // metadata of such a model has no key for it.
+              // attn_factor without YaRN scales cos and sin: no HuggingFace scheme does.
+              m[std::string(shape.neox ? "qwen2" : "llama") + ".rope.scaling.attn_factor"] = af;
+              CHECK_THROWS_WITH(rope::gguf_rope(m, tensors),
+                                Catch::Matchers::Contains("without YaRN or LongRoPE"));
               ++no_single_scheme;
               continue;
             }
-            if (with_ff && (fs != 1 || ef != 0)) {
-              // freq_factors on top of linear scaling or YaRN: no one scheme of HuggingFace's.
+            if (with_ff && ef != 0) {
+              // freq_factors on top of YaRN: no one scheme of HuggingFace's (on top of linear
+              // scaling they are FrequencyFactors of ff_j·factor).
               CHECK_THROWS_WITH(rope::gguf_rope(m, tensors),
                                 Catch::Matchers::Contains("with a rope_freqs tensor: no single"));
               ++no_single_scheme;
@@ -199,8 +202,8 @@ TEST_CASE("gguf_rope agrees with ggml's rope on ggml's test configurations", "[g
       }
     }
   }
-  CHECK(agreed == 4 * 8);
-  CHECK(no_single_scheme == 4 * 14);
+  CHECK(agreed == 4 * 10);
+  CHECK(no_single_scheme == 4 * 12);
   CHECK(hf_differs == 4 * 2);
 }
 
@@ -349,6 +352,21 @@ TEST_CASE("E57: gguf_rope: a rope key it does not understand", "[errors][E57]") 
   rope::GgufMetadata m = llama();
   m["llama.rope.scaling.yarn_ext_factr"] = 1.0;
   require_gguf_error(m, {"llama.rope.scaling.yarn_ext_factr is not a key"});
+}
+
+TEST_CASE("E57: gguf_rope: a YaRN or LongRoPE key with another scaling type", "[errors][E57]") {
+  // ggml would scale cos and sin by attn_factor whatever the type; dropping it would rotate
+  // otherwise than llama.cpp does, so it is an error.
+  rope::GgufMetadata m = llama();
+  m["llama.rope.scaling.attn_factor"] = 1.25;
+  require_gguf_error(m, {"llama.rope.scaling.attn_factor is not a key", "type \"none\"",
+                         "without YaRN or LongRoPE"});
+  m["llama.rope.scaling.attn_factor"] = 1.0;  // 1 changes nothing
+  CHECK(std::holds_alternative<rope::Unscaled>(rope::gguf_rope(m).options.scaling));
+  m["llama.rope.scaling.type"] = std::string("linear");
+  m["llama.rope.scaling.factor"] = 4.0;
+  m["llama.rope.scaling.yarn_beta_fast"] = 32.0;
+  require_gguf_error(m, {"llama.rope.scaling.yarn_beta_fast is not a key", "\"linear\""});
 }
 
 TEST_CASE("E58: gguf_rope: a required key is missing", "[errors][E58]") {

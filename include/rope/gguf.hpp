@@ -205,19 +205,36 @@ inline GgufRope gguf_rope(const GgufMetadata& metadata, const GgufTensors& tenso
                  std::to_string(d / 2) + " pairs");
     }
   };
+  // Keys that only YaRN or LongRoPE read: with another type they would be dropped silently.
+  const bool yarn_or_longrope = type == "yarn" || type == "longrope";
+  if (!yarn_or_longrope && !(sliding && has_swa)) {
+    if (detail::gguf_find(metadata, r + "scaling.attn_factor") != nullptr &&
+        detail::gguf_number(metadata, r + "scaling.attn_factor") != 1.0) {
+      gguf_error(r + "scaling.attn_factor is not a key this reader understands for " +
+                 "rope.scaling.type \"" + type + "\": no HuggingFace scheme scales cos and sin " +
+                 "without YaRN or LongRoPE");
+    }
+    for (const char* k :
+         {"scaling.yarn_log_multiplier", "scaling.yarn_beta_fast", "scaling.yarn_beta_slow"}) {
+      if (detail::gguf_find(metadata, r + k) != nullptr) {
+        gguf_error(r + k + " is not a key this reader understands for rope.scaling.type \"" + type +
+                   "\"");
+      }
+    }
+  }
   if (sliding && has_swa) {
     // Sliding-window layers rotate unscaled with their own base (llama.cpp: scale 1).
-  } else if (type == "none") {
+  } else if (type == "none" || type == "linear") {
+    // θ_j / factor, and with ggml's freq_factors θ_j / (ff_j · factor): one FrequencyFactors.
     const double f = factor_or(1.0);
     if (!tensors.rope_freqs.empty()) {
       per_pair(tensors.rope_freqs, "rope_freqs");
-      if (f != 1.0) gguf_error(r + "scale_linear with a rope_freqs tensor: no single scheme");
-      o.scaling = FrequencyFactors{tensors.rope_freqs};
-    } else if (f != 1.0) {
+      std::vector<double> factors = tensors.rope_freqs;
+      for (double& x : factors) x *= f;
+      o.scaling = FrequencyFactors{factors};
+    } else if (f != 1.0 || type == "linear") {
       o.scaling = Linear{f};
     }
-  } else if (type == "linear") {
-    o.scaling = Linear{factor_or(1.0)};
   } else if (type == "yarn") {
     Yarn y;
     y.factor = factor_or(1.0);
