@@ -399,19 +399,20 @@ TEST_CASE("E56: a rope_type the reader does not know", "[errors][E56]") {
   require_config_error(c, {"rope_scaling.rope_type \"llama33\" is not a RoPE type"});
   Json v = load("deepseek-v3");
   v["rope_scaling"]["type"] = "yarnn";
-  require_config_error(v, {"rope_scaling.rope_type \"yarnn\""});
+  require_config_error(v, {"rope_scaling.type \"yarnn\""});
 }
 
 TEST_CASE("E57: a key of the RoPE part the reader does not understand", "[errors][E57]") {
   Json c = load("gemma-3-27b");
   c["text_config"]["rope_scaling"]["factr"] = 8.0;
-  require_config_error(c, {"rope_scaling.factr is not a key", "rope_type \"linear\""});
+  require_config_error(c, {"text_config.rope_scaling.factr is not a key", "rope_type \"linear\""});
   Json d = load("llama-2-7b");
   d["rope_scaling"] = {{"factor", 2.0}};  // no rope_type: default, which takes no factor
   require_config_error(d, {"rope_scaling.factor is not a key", "rope_type \"default\""});
   Json g = load("gemma-4-26b-a4b");
   g["text_config"]["rope_parameters"]["rope_theta"] = 10000.0;
-  require_config_error(g, {"keyed by layer type but also has key \"rope_theta\""});
+  require_config_error(g, {"text_config.rope_parameters is keyed by layer type but also has key "
+                           "\"rope_theta\""});
 }
 
 TEST_CASE("E58: a key the rope_type requires is missing", "[errors][E58]") {
@@ -431,7 +432,7 @@ TEST_CASE("E59: a value of the wrong type, or a factor or length not finite and 
           "[errors][E59]") {
   Json c = load("gemma-3-27b");
   c["text_config"]["rope_scaling"]["factor"] = 0.0;
-  require_config_error(c, {"rope_scaling.factor 0.0 must be a finite number > 0"});
+  require_config_error(c, {"text_config.rope_scaling.factor 0.0 must be a finite number > 0"});
   Json n = load("llama-3.1-8b");
   n["rope_scaling"]["factor"] = -8.0;
   require_config_error(n, {"rope_scaling.factor -8.0 must be a finite number > 0"});
@@ -443,12 +444,19 @@ TEST_CASE("E59: a value of the wrong type, or a factor or length not finite and 
   require_config_error(b, {"rope_scaling.truncate must be true or false"});
 }
 
-TEST_CASE("E60: a layer type the config does not have", "[errors][E60]") {
+TEST_CASE("E60: a layer type the config does not have, or one without RoPE", "[errors][E60]") {
+  Json next = load("qwen3-next-80b-a3b");
+  next["layer_types"] = {"linear_attention", "linear_attention", "linear_attention",
+                         "full_attention"};
+  CHECK(rope::hf_layer_types(next) == std::vector<std::string>{"full_attention"});
+  require_config_error(next, {"layer type \"linear_attention\" has no RoPE"}, "linear_attention");
   require_config_error(load("qwen3-8b"), {"layer type \"sliding_attention\"", "(full_attention)"},
                        "sliding_attention");
   Json g = load("gemma-4-26b-a4b");
   g["text_config"]["rope_parameters"].erase("sliding_attention");
-  require_config_error(g, {"rope_parameters has no entry for layer type \"sliding_attention\""},
+  require_config_error(g,
+                       {"text_config.rope_parameters has no entry for layer type "
+                        "\"sliding_attention\""},
                        "sliding_attention");
 }
 

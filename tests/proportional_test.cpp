@@ -225,10 +225,10 @@ TEMPLATE_TEST_CASE("Proportional: pairs with theta 0 come out bit for bit unchan
                    "[scaling][proportional]", float, double, Eigen::half, Eigen::bfloat16) {
   using T = TestType;
   std::mt19937_64 rng(1600 + sizeof(T));
-  check_type<T, 64>(64, 0.25, rng);              // 8 of 32 pairs
-  check_type<T, 64>(64, 0.3, rng);               // 9 of 32: a remainder of a register
-  check_type<T, 512>(512, 0.25, rng);            // Gemma 4: 64 of 256
-  check_type<T, Eigen::Dynamic>(40, 0.95, rng);  // 19 of 20: one pair left alone
+  check_type<T, 64>(64, 0.25, rng);               // 8 of 32 pairs
+  check_type<T, 64>(64, 0.3, rng);                // 9 of 32: a remainder of a register
+  check_type<T, Eigen::Dynamic>(512, 0.25, rng);  // Gemma 4: 64 of 256
+  check_type<T, Eigen::Dynamic>(40, 0.95, rng);   // 19 of 20: one pair left alone
 }
 
 TEST_CASE("InverseFrequencies: theta 0 as the last pairs", "[scaling][proportional]") {

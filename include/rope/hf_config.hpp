@@ -58,9 +58,11 @@ HfRope hf_rope(const nlohmann::json& config, const std::string& layer_type = "fu
 HfRope hf_rope_file(const std::string& path, const std::string& layer_type = "full_attention",
                     double sequence_length = 0);
 
-/// The layer types of a config, in order of first appearance: its layer_types, else the keys of
-/// a per-layer-type rope_parameters, else sliding_attention and full_attention for a config
-/// with rope_local_base_freq (Gemma 3), else full_attention.
+/// The layer types with RoPE of a config, in order of first appearance: its layer_types
+/// (without linear_attention and other layers that are not attention), else the keys of a
+/// per-layer-type rope_parameters, else sliding_attention and full_attention for a config with
+/// rope_local_base_freq (Gemma 3), else full_attention. Llama 4's NoPE layers (no_rope_layers)
+/// are full_attention layers that the engine leaves unrotated.
 std::vector<std::string> hf_layer_types(const nlohmann::json& config);
 
 /// The pair layout a checkpoint's q/k projection weights expect, by model_type, and its source
@@ -96,10 +98,18 @@ struct ConfigKeys {
   // The value of a key, null if absent (or null) in both.
   const Json& at(const char* key) const {
     static const Json null;
-    if (text.contains(key) && !text[key].is_null()) return text[key];
+    if (in_text(key)) return text[key];
     if (root.contains(key) && !root[key].is_null()) return root[key];
     return null;
   }
+
+  // Where at(key) found it, for messages: text_config.key or key.
+  std::string path(const char* key) const {
+    return &text != &root && in_text(key) ? std::string("text_config.") + key : std::string(key);
+  }
+
+ private:
+  bool in_text(const char* key) const { return text.contains(key) && !text[key].is_null(); }
 };
 
 // The number v of the key `name` (its path in the config).
@@ -168,6 +178,13 @@ inline const std::vector<std::string>& scheme_keys(const std::string& rope_type)
   return none;
 }
 
+// Layer types without RoPE: linear attention (Qwen3-Next, Kimi Linear), state-space and
+// convolution layers. hf_layer_types leaves them out; hf_rope rejects them.
+inline bool has_rope(const std::string& layer_type) {
+  return layer_type.find("attention") != std::string::npos &&
+         layer_type.find("linear") == std::string::npos;
+}
+
 // A per-layer-type dictionary: some key is a layer type of the config holding an object.
 inline bool per_layer(const Json& parameters, const std::vector<std::string>& types) {
   for (const std::string& t : types) {
@@ -216,7 +233,7 @@ inline std::vector<std::string> hf_layer_types(const nlohmann::json& config) {
   if (listed.is_array()) {
     for (const nlohmann::json& t : listed) {
       if (!t.is_string()) detail::config_error("layer_types must be a list of strings");
-      add(t.get<std::string>());
+      if (detail::has_rope(t.get<std::string>())) add(t.get<std::string>());
     }
     return types;
   }
@@ -240,6 +257,9 @@ inline HfRope hf_rope(const nlohmann::json& config, const std::string& layer_typ
   const std::vector<std::string> types = hf_layer_types(config);
   bool known_type = false;
   for (const std::string& t : types) known_type = known_type || t == layer_type;
+  if (!detail::has_rope(layer_type)) {
+    config_error("layer type \"" + layer_type + "\" has no RoPE");
+  }
   if (!known_type) {
     std::string list;
     for (const std::string& t : types) list += (list.empty() ? "" : ", ") + t;
@@ -260,7 +280,7 @@ inline HfRope hf_rope(const nlohmann::json& config, const std::string& layer_typ
   const auto count_at = [&](const char* key) -> std::size_t {
     const Json& v = keys.at(key);
     if (!v.is_number_integer() || v.get<long long>() <= 0) {
-      config_error(std::string(key) + " " + v.dump() + " must be an integer > 0");
+      config_error(keys.path(key) + " " + v.dump() + " must be an integer > 0");
     }
     return static_cast<std::size_t>(v.get<long long>());
   };
@@ -287,8 +307,9 @@ inline HfRope hf_rope(const nlohmann::json& config, const std::string& layer_typ
   // flat or keyed by layer type. Gemma 3's flat rope_scaling is for its full-attention layers;
   // its sliding layers rotate unscaled with rope_local_base_freq.
   const bool rope_parameters = keys.at("rope_parameters").is_object();
-  const std::string dict_name = rope_parameters ? "rope_parameters" : "rope_scaling";
-  Json parameters = keys.at(dict_name.c_str());
+  const char* const dict_key = rope_parameters ? "rope_parameters" : "rope_scaling";
+  const std::string dict_name = keys.path(dict_key);
+  Json parameters = keys.at(dict_key);
   if (!parameters.is_null() && !parameters.is_object()) {
     config_error(dict_name + " must be an object or null");
   }
@@ -318,11 +339,12 @@ inline HfRope hf_rope(const nlohmann::json& config, const std::string& layer_typ
 
   // rope_type: "type" in older configs; Qwen2-VL's "mrope" is default RoPE on sections, Phi-3's
   // early "su" is longrope.
-  std::string rope_type = "default";
+  std::string rope_type = "default", type_key = "rope_type";
   for (const char* key : {"rope_type", "type"}) {
     if (!parameters.contains(key)) continue;
     if (!parameters[key].is_string()) config_error(where + key + " must be a string");
     rope_type = parameters[key].get<std::string>();
+    type_key = key;
     break;
   }
   if (rope_type == "mrope") rope_type = "default";
@@ -332,7 +354,7 @@ inline HfRope hf_rope(const nlohmann::json& config, const std::string& layer_typ
   bool known = false;
   for (const char* t : kTypes) known = known || rope_type == t;
   if (!known) {
-    config_error(where + "rope_type \"" + rope_type +
+    config_error(where + type_key + " \"" + rope_type +
                  "\" is not a RoPE type this reader knows (default, linear, dynamic, yarn, "
                  "longrope, llama3, proportional)");
   }
@@ -360,7 +382,7 @@ inline HfRope hf_rope(const nlohmann::json& config, const std::string& layer_typ
                            : has("rope_theta")      ? "rope_theta"
                            : has("rotary_emb_base") ? "rotary_emb_base"
                                                     : nullptr;
-    if (base_key != nullptr) o.base = detail::positive_of(keys.at(base_key), base_key);
+    if (base_key != nullptr) o.base = detail::positive_of(keys.at(base_key), keys.path(base_key));
   }
 
   // Rotary dimension: partial_rotary_factor (with HuggingFace's int() truncation), rotary_pct
@@ -372,10 +394,10 @@ inline HfRope hf_rope(const nlohmann::json& config, const std::string& layer_typ
     partial = detail::number_at(parameters, "partial_rotary_factor", where);
     partial_key = where + "partial_rotary_factor";
   } else if (has("partial_rotary_factor")) {
-    partial_key = "partial_rotary_factor";
+    partial_key = keys.path("partial_rotary_factor");
     partial = detail::number_of(keys.at("partial_rotary_factor"), partial_key);
   } else if (has("rotary_pct")) {
-    partial_key = "rotary_pct";
+    partial_key = keys.path("rotary_pct");
     partial = detail::number_of(keys.at("rotary_pct"), partial_key);
   }
   if (partial && !(*partial > 0.0 && *partial <= 1.0)) {
@@ -398,7 +420,7 @@ inline HfRope hf_rope(const nlohmann::json& config, const std::string& layer_typ
   // The scheme.
   const auto length_at = [&](const char* key) -> double {
     if (parameters.contains(key)) return detail::positive_at(parameters, key, where);
-    if (has(key)) return detail::positive_of(keys.at(key), key);
+    if (has(key)) return detail::positive_of(keys.at(key), keys.path(key));
     config_error(where + key + " is required for rope_type \"" + rope_type + "\"");
   };
   if (rope_type == "linear") {
@@ -475,7 +497,7 @@ inline HfRope hf_rope(const nlohmann::json& config, const std::string& layer_typ
     section_key = where + "mrope_section";
   } else if (has("mrope_section")) {
     section = &keys.at("mrope_section");
-    section_key = "mrope_section";
+    section_key = keys.path("mrope_section");
   }
   if (section != nullptr) {
     std::vector<std::size_t> pairs;
