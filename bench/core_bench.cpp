@@ -11,7 +11,6 @@
 // loop out of place. Only calls whose spelling is the same in every release are used, so that
 // binaries built from different versions of the library can be run one after the other.
 #include <cstdint>
-#include <numeric>
 #include <string>
 #include <vector>
 
@@ -20,30 +19,15 @@
 
 #include <rope/rope.hpp>
 
+#include "buffers.hpp"
+
 namespace {
 
 constexpr std::size_t kHeadSize = 128, kHeads = 40;
 
-template <class T>
-using Buffer = std::vector<T, Eigen::aligned_allocator<T>>;
-
-template <class T>
-Buffer<T> filled(std::size_t n) {
-  Buffer<T> v(n);
-  std::uint32_t state = 1;
-  for (T& x : v) {
-    state = state * 1664525U + 1013904223U;
-    x = static_cast<T>(float(state >> 8) * (2.0F / 16777216.0F) - 1.0F);
-  }
-  return v;
-}
-
-std::vector<std::int64_t> positions_for(std::size_t tokens) {
-  std::vector<std::int64_t> p(tokens);
-  std::iota(p.begin(), p.end(), std::int64_t{0});
-  if (tokens == 1) p[0] = 4000;
-  return p;
-}
+using bench::Buffer;
+using bench::filled;
+using bench::positions_for;
 
 template <class T>
 void count(benchmark::State& state, std::size_t tokens) {

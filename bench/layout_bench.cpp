@@ -21,7 +21,6 @@
 #include <fstream>
 #include <iterator>
 #include <map>
-#include <numeric>
 #include <string>
 #include <thread>
 #include <utility>
@@ -33,6 +32,7 @@
 #include <rope/detail/packet.hpp>
 #include <rope/rope.hpp>
 
+#include "buffers.hpp"
 #include "scalar_kernels.hpp"
 #include <unistd.h>
 
@@ -65,30 +65,12 @@ const char* type_name() {
   return "bfloat16";
 }
 
-template <class T>
-using Buffer = std::vector<T, Eigen::aligned_allocator<T>>;
-
-// Values in [−1, 1) from a cheap generator: the DRAM shapes fill 20 M elements per buffer.
-template <class T>
-Buffer<T> filled(std::size_t n, std::uint32_t seed) {
-  Buffer<T> v(n);
-  std::uint32_t state = seed;
-  for (T& x : v) {
-    state = state * 1664525U + 1013904223U;
-    x = static_cast<T>(float(state >> 8) * (2.0F / 16777216.0F) - 1.0F);
-  }
-  return v;
-}
+using bench::Buffer;
+using bench::filled;
 
 // One token at a decode position, or a prefill at positions 0 .. tokens-1.
 std::vector<std::int64_t> positions_for(const Shape& shape) {
-  std::vector<std::int64_t> positions(shape.tokens);
-  if (shape.tokens == 1) {
-    positions[0] = kDecodePosition;
-  } else {
-    std::iota(positions.begin(), positions.end(), std::int64_t{0});
-  }
-  return positions;
+  return bench::positions_for(shape.tokens, kDecodePosition);
 }
 
 // Bytes a pass reads and writes (each element once each way), elements rotated.

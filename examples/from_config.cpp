@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <rope/hf_config.hpp>
@@ -19,6 +21,7 @@ const char* scheme_name(const rope::Scaling& scaling) {
   static const char* const names[] = {
       "Unscaled", "Linear",   "NTKAware",     "DynamicNTK",         "Yarn",
       "Llama3",   "LongRope", "Proportional", "InverseFrequencies", "FrequencyFactors"};
+  static_assert(std::size(names) == std::variant_size_v<rope::Scaling>, "one name per scheme");
   return names[scaling.index()];
 }
 

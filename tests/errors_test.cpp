@@ -26,31 +26,8 @@ using rope::Positions;
 using rope::View;
 using Dynamic = rope::Rotary<float>;
 
-// Runs f, requires it to throw exactly E, and requires each fragment in the message.
-template <class E, class F>
-void require_throws(F&& f, std::initializer_list<std::string> fragments) {
-  try {
-    f();
-    FAIL("no exception was thrown");
-  } catch (const E& e) {
-    const std::string message = e.what();
-    for (const std::string& fragment : fragments) {
-      CHECK_THAT(message, Catch::Matchers::Contains(fragment));
-    }
-  } catch (const std::exception& e) {
-    FAIL("threw a different exception: " << e.what());
-  }
-}
-
-template <class F>
-void require_invalid(F&& f, std::initializer_list<std::string> fragments) {
-  require_throws<std::invalid_argument>(std::forward<F>(f), fragments);
-}
-
-template <class F>
-void require_out_of_range(F&& f, std::initializer_list<std::string> fragments) {
-  require_throws<std::out_of_range>(std::forward<F>(f), fragments);
-}
+using rope_test::require_invalid;
+using rope_test::require_out_of_range;
 
 Options options(std::size_t head_size, double base = 10000.0, std::size_t positions = 16) {
   return Options{head_size, base, Layout::half_split, positions};

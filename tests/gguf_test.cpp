@@ -326,16 +326,7 @@ namespace {
 
 void require_gguf_error(const rope::GgufMetadata& m, const std::vector<std::string>& fragments,
                         const rope::GgufTensors& tensors = {}) {
-  try {
-    rope::gguf_rope(m, tensors);
-  } catch (const std::invalid_argument& e) {
-    const std::string message = e.what();
-    INFO(message);
-    CHECK_THAT(message, Catch::Matchers::StartsWith("rope: GGUF: "));
-    for (const std::string& f : fragments) CHECK_THAT(message, Catch::Matchers::Contains(f));
-    return;
-  }
-  FAIL("no std::invalid_argument");
+  rope_test::require_invalid([&] { rope::gguf_rope(m, tensors); }, fragments, "rope: GGUF: ");
 }
 
 rope::GgufMetadata llama() { return metadata_of(Ggml{128, false}, 128); }

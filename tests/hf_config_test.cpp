@@ -379,16 +379,8 @@ namespace {
 
 void require_config_error(const Json& config, const std::vector<std::string>& fragments,
                           const std::string& layer_type = "full_attention") {
-  try {
-    rope::hf_rope(config, layer_type);
-  } catch (const std::invalid_argument& e) {
-    const std::string message = e.what();
-    INFO(message);
-    CHECK_THAT(message, Catch::Matchers::StartsWith("rope: config.json: "));
-    for (const std::string& f : fragments) CHECK_THAT(message, Catch::Matchers::Contains(f));
-    return;
-  }
-  FAIL("no std::invalid_argument for " << config.dump());
+  rope_test::require_invalid([&] { rope::hf_rope(config, layer_type); }, fragments,
+                             "rope: config.json: ");
 }
 
 }  // namespace

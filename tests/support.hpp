@@ -14,8 +14,10 @@
 #include <new>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -124,6 +126,36 @@ double shift_bound(double p, double f, double m, double delta) {
              1.5 * double(std::numeric_limits<T>::denorm_min());
   }
   return bound;
+}
+
+// Runs f, requires it to throw exactly E, whose message starts with prefix and holds each
+// fragment.
+template <class E, class F>
+void require_throws(F&& f, const std::vector<std::string>& fragments,
+                    const std::string& prefix = "") {
+  try {
+    f();
+    FAIL("no exception was thrown");
+  } catch (const E& e) {
+    const std::string message = e.what();
+    if (!prefix.empty()) CHECK_THAT(message, Catch::Matchers::StartsWith(prefix));
+    for (const std::string& fragment : fragments) {
+      CHECK_THAT(message, Catch::Matchers::Contains(fragment));
+    }
+  } catch (const std::exception& e) {
+    FAIL("threw a different exception: " << e.what());
+  }
+}
+
+template <class F>
+void require_invalid(F&& f, const std::vector<std::string>& fragments,
+                     const std::string& prefix = "") {
+  require_throws<std::invalid_argument>(std::forward<F>(f), fragments, prefix);
+}
+
+template <class F>
+void require_out_of_range(F&& f, const std::vector<std::string>& fragments) {
+  require_throws<std::out_of_range>(std::forward<F>(f), fragments);
 }
 
 template <class T>

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <variant>
@@ -82,6 +83,12 @@ inline double gguf_positive(const GgufMetadata& m, const std::string& key) {
     gguf_error(key + " " + std::to_string(x) + " must be a finite number > 0");
   }
   return x;
+}
+
+// The value of a key that may be absent, finite and > 0 when present.
+inline std::optional<double> gguf_optional_positive(const GgufMetadata& m, const std::string& key) {
+  if (gguf_find(m, key) == nullptr) return std::nullopt;
+  return gguf_positive(m, key);
 }
 
 inline std::size_t gguf_count(const GgufMetadata& m, const std::string& key) {
@@ -177,11 +184,12 @@ inline GgufRope gguf_rope(const GgufMetadata& metadata, const GgufTensors& tenso
   }
   const std::size_t d = o.rotary_dim != 0 ? o.rotary_dim : o.head_size;
 
-  const bool has_swa = detail::gguf_find(metadata, r + "freq_base_swa") != nullptr;
-  o.base = sliding && has_swa ? detail::gguf_positive(metadata, r + "freq_base_swa")
-           : detail::gguf_find(metadata, r + "freq_base") != nullptr
-               ? detail::gguf_positive(metadata, r + "freq_base")
-               : 10000.0;
+  const std::optional<double> swa_base =
+      detail::gguf_optional_positive(metadata, r + "freq_base_swa");
+  const bool has_swa = swa_base.has_value();
+  o.base = sliding && has_swa
+               ? *swa_base
+               : detail::gguf_optional_positive(metadata, r + "freq_base").value_or(10000.0);
 
   std::string type = "none";
   if (const GgufValue* t = detail::gguf_find(metadata, r + "scaling.type")) {
@@ -190,13 +198,8 @@ inline GgufRope gguf_rope(const GgufMetadata& metadata, const GgufTensors& tenso
   }
   out.scaling_type = type;
   const auto factor_or = [&](double fallback) {
-    if (detail::gguf_find(metadata, r + "scaling.factor") != nullptr) {
-      return detail::gguf_positive(metadata, r + "scaling.factor");
-    }
-    if (detail::gguf_find(metadata, r + "scale_linear") != nullptr) {
-      return detail::gguf_positive(metadata, r + "scale_linear");
-    }
-    return fallback;
+    if (const auto f = detail::gguf_optional_positive(metadata, r + "scaling.factor")) return *f;
+    return detail::gguf_optional_positive(metadata, r + "scale_linear").value_or(fallback);
   };
   const auto per_pair = [&](const std::vector<double>& v, const char* name) {
     if (v.size() != d / 2) {
@@ -240,22 +243,20 @@ inline GgufRope gguf_rope(const GgufMetadata& metadata, const GgufTensors& tenso
     y.factor = factor_or(1.0);
     y.original_max_position_embeddings =
         detail::gguf_positive(metadata, r + "scaling.original_context_length");
-    if (detail::gguf_find(metadata, r + "scaling.yarn_beta_fast") != nullptr) {
-      y.beta_fast = detail::gguf_positive(metadata, r + "scaling.yarn_beta_fast");
-    }
-    if (detail::gguf_find(metadata, r + "scaling.yarn_beta_slow") != nullptr) {
-      y.beta_slow = detail::gguf_positive(metadata, r + "scaling.yarn_beta_slow");
-    }
-    if (detail::gguf_find(metadata, r + "scaling.yarn_log_multiplier") != nullptr) {
+    y.beta_fast = detail::gguf_optional_positive(metadata, r + "scaling.yarn_beta_fast")
+                      .value_or(y.beta_fast);
+    y.beta_slow = detail::gguf_optional_positive(metadata, r + "scaling.yarn_beta_slow")
+                      .value_or(y.beta_slow);
+    if (const auto log_multiplier =
+            detail::gguf_optional_positive(metadata, r + "scaling.yarn_log_multiplier")) {
       // DeepSeek: the converter writes 0.1·mscale_all_dim; their checkpoints have
       // mscale = mscale_all_dim, which makes HuggingFace's factor on cos and sin 1.
-      const double m = detail::gguf_positive(metadata, r + "scaling.yarn_log_multiplier") / 0.1;
-      y.mscale = m;
-      y.mscale_all_dim = m;
-    } else if (detail::gguf_find(metadata, r + "scaling.attn_factor") != nullptr) {
+      y.mscale = *log_multiplier / 0.1;
+      y.mscale_all_dim = *log_multiplier / 0.1;
+    } else if (const auto attn_factor =
+                   detail::gguf_optional_positive(metadata, r + "scaling.attn_factor")) {
       // ggml multiplies its attn_factor by 1 + 0.1·ln(factor) itself (docs/scaling.md).
-      y.attention_factor = detail::gguf_positive(metadata, r + "scaling.attn_factor") *
-                           (y.factor <= 1 ? 1.0 : 1 + 0.1 * std::log(y.factor));
+      y.attention_factor = *attn_factor * detail::yarn_mscale(y.factor);
     }
     if (!tensors.rope_freqs.empty()) gguf_error("YaRN with a rope_freqs tensor: no single scheme");
     o.scaling = y;
@@ -267,12 +268,9 @@ inline GgufRope gguf_rope(const GgufMetadata& metadata, const GgufTensors& tenso
     l.short_factor = tensors.rope_factors_short;
     l.original_max_position_embeddings =
         detail::gguf_positive(metadata, r + "scaling.original_context_length");
-    if (detail::gguf_find(metadata, r + "scaling.attn_factor") != nullptr) {
-      l.attention_factor = detail::gguf_positive(metadata, r + "scaling.attn_factor");
-    }
-    if (detail::gguf_find(metadata, a + "context_length") != nullptr) {
-      l.max_position_embeddings = detail::gguf_positive(metadata, a + "context_length");
-    }
+    l.attention_factor = detail::gguf_optional_positive(metadata, r + "scaling.attn_factor");
+    l.max_position_embeddings = detail::gguf_optional_positive(metadata, a + "context_length")
+                                    .value_or(l.max_position_embeddings);
     o.scaling = l;
   } else {
     gguf_error(r + "scaling.type \"" + type +
