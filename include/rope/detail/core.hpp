@@ -102,7 +102,10 @@ Core<C>::Core(const Options& options, std::size_t head_size)
       base_(options.base),
       frequencies_(options.axes.frequencies(rotary_dim_, options.base, options.scaling,
                                             options.sequence_length, options.angles)),
-      pairs_(rotating_pairs(frequencies_.theta)),
+      // θ_j = 0 leaves a pair unchanged only where cos and sin carry no factor; with one, the
+      // pair is scaled like every other and goes through the kernel.
+      pairs_(frequencies_.attention_factor == 1.0 ? rotating_pairs(frequencies_.theta)
+                                                  : frequencies_.theta.size()),
       rotating_theta_(first(frequencies_.theta, pairs_)),
       axis_of_pair_(options.axes.axis_of_pairs(rotary_dim_ / 2)),
       runs_(runs_of(first(axis_of_pair_, pairs_))),
