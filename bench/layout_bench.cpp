@@ -13,11 +13,14 @@
 // The summary table at the end takes the median of the repetitions and divides times of the
 // same run; bench/plot_performance.py draws the same ratios from --benchmark_out JSON.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <complex>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -34,6 +37,7 @@
 
 #include "buffers.hpp"
 #include "scalar_kernels.hpp"
+#include <sys/resource.h>
 #include <unistd.h>
 
 namespace {
@@ -90,9 +94,10 @@ void with_head_size(std::size_t d, const F& f) {
 }
 
 template <class T, int D>
-rope::Rotary<T, D> make_rotary(Layout layout) {
+rope::Rotary<T, D> make_rotary(Layout layout, std::size_t head_size = 0) {
   rope::Options options;
   options.layout = layout;
+  options.head_size = head_size;  // 0: D
   options.max_positions = kTablePositions;
   return rope::Rotary<T, D>(options);
 }
@@ -265,7 +270,9 @@ enum class Call {
   two_threads,
   two_threads_unthrottled,
   streaming,
-  shift
+  shift,
+  run_time_dim,               // apply in place by Rotary<T, Eigen::Dynamic>
+  run_time_dim_out_of_place,  // and out of place
 };
 
 const char* call_name(Call call) {
@@ -284,6 +291,10 @@ const char* call_name(Call call) {
       return "apply_streaming";
     case Call::shift:
       return "shift";
+    case Call::run_time_dim:
+      return "apply_run_time_d";
+    case Call::run_time_dim_out_of_place:
+      return "apply_run_time_d_out_of_place";
   }
   return "";
 }
@@ -301,11 +312,11 @@ void rope_kernel(benchmark::State& state, Call call, Layout layout, Shape shape)
   const auto q = rope::View<T>::contiguous(x.data(), tokens, shape.q_heads, d);
   const auto k =
       rope::View<T>::contiguous(x.data() + tokens * shape.q_heads * d, tokens, shape.k_heads, d);
-  with_head_size(d, [&](auto dim) {
-    const auto rot = make_rotary<T, decltype(dim)::value>(layout);
+  const auto run = [&](const auto& rot) {
     for (auto _ : state) {
       switch (call) {
         case Call::out_of_place:
+        case Call::run_time_dim_out_of_place:
         case Call::streaming:
           rot.apply(rope::View<const T>::contiguous(x.data(), tokens, shape.heads(), d),
                     rope::View<T>::contiguous(y.data(), tokens, shape.heads(), d), positions.data(),
@@ -322,7 +333,12 @@ void rope_kernel(benchmark::State& state, Call call, Layout layout, Shape shape)
       }
       benchmark::ClobberMemory();
     }
-  });
+  };
+  if (call == Call::run_time_dim || call == Call::run_time_dim_out_of_place) {
+    run(make_rotary<T, Eigen::Dynamic>(layout, d));
+  } else {
+    with_head_size(d, [&](auto dim) { run(make_rotary<T, decltype(dim)::value>(layout)); });
+  }
   count<T>(state, shape);
 }
 
@@ -425,6 +441,10 @@ void register_type() {
       if (shape.tokens >= 512) calls.push_back(Call::streaming);
       if (shape.tokens >= 512) calls.push_back(Call::shift);
       if (shape.tokens <= 16) calls.push_back(Call::two_threads_unthrottled);
+      if (shape.k_heads > 0 && shape.tokens <= 512) {  // what an engine that loads models calls
+        calls.push_back(Call::run_time_dim);
+        calls.push_back(Call::run_time_dim_out_of_place);
+      }
       for (const Call call : calls) {
         add(name(call_name(call) + l, type, shape), shape, rope_kernel<T>, call, layout, shape);
       }
@@ -436,9 +456,17 @@ void register_type() {
   }
 }
 
-// Prints the run as usual and keeps each benchmark's median (or only) real time for the table.
+// Keeps each benchmark's median (or only) real time for the summary table. Prints the runs
+// themselves only when asked (--rows), in colour only on a terminal.
 class SummaryReporter : public benchmark::ConsoleReporter {
  public:
+  SummaryReporter(bool rows, bool colour)
+      : ConsoleReporter(colour ? OO_ColorTabular : OO_Tabular), rows_(rows) {}
+
+  bool ReportContext(const Context& context) override {
+    return !rows_ || ConsoleReporter::ReportContext(context);
+  }
+
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& run : runs) {
       const bool median = run.run_type == Run::RT_Aggregate && run.aggregate_name == "median";
@@ -449,23 +477,24 @@ class SummaryReporter : public benchmark::ConsoleReporter {
             benchmark::GetTimeUnitMultiplier(run.time_unit);
       }
     }
-    ConsoleReporter::ReportRuns(runs);
+    if (rows_) ConsoleReporter::ReportRuns(runs);
   }
 
-  // One markdown table: a row per dtype × shape × layout.
+  // One markdown table, a row per dtype × shape × layout; the columns this run measured.
   void print_summary() const {
     std::printf(
         "\n## Summary (median real time of the repetitions; ratios within this run)\n\n"
         "GB/s: bytes read + written by the in-place call per second. x limit: time / time of the\n"
         "limit pass over the same bytes (x *= k for in place and q+k, a vectorised copy loop for\n"
-        "out of place and streaming). 2 threads: 1-thread time / 2-thread time (Execution with\n"
+        "out of place and streaming). run-time d: Rotary<T, Eigen::Dynamic>, the head size taken\n"
+        "at run time, else Rotary<T, d>. 2 threads: 1-thread time / 2-thread time (Execution with\n"
         "threads = 2; small calls stay on one thread). vs scalar: scalar loop time / in-place\n"
-        "time. memcpy and stream copy: time / the copy loop's time. x convert (16-bit types): "
-        "in-place\n"
-        "time / time of a pass that only widens to float, multiplies and rounds back. shift:\n"
-        "Rotary::shift time / the in-place limit. x float (16-bit types): time / float's time for\n"
-        "the same elements, shape, layout and call (in place; out of place): below 1, more\n"
-        "elements per second than float.\n\n");
+        "time. memcpy and stream copy: time / the copy loop's time. x convert (16-bit types):\n"
+        "in-place time / time of a pass that only widens to float, multiplies and rounds back.\n"
+        "shift: Rotary::shift time / the in-place limit. x float (16-bit types): time / float's\n"
+        "time for the same elements, shape, layout and call: below 1, more elements per second.\n"
+        "Shapes: d128x40/t512 is a head size of 128, 40 heads (32 query + 8 key, Llama 3 8B), 512\n"
+        "tokens; t1 is one token decoded at position 4000.\n\n");
 #if defined(_OPENMP)
     std::printf("Threads: OpenMP. ");
 #else
@@ -476,11 +505,16 @@ class SummaryReporter : public benchmark::ConsoleReporter {
       std::printf("Starting and joining one std::thread: %.1f us.", start->second / 1000);
     }
     std::printf("\n\n");
-    std::printf(
-        "| dtype | shape | layout | GB/s | x limit | out of place | q+k | 2 threads | streaming "
-        "| vs scalar | memcpy | stream copy | x convert | shift | x float | x float, out of place "
-        "|\n");
-    std::printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    const std::vector<std::string> headers = {"dtype",      "shape",
+                                              "layout",     "GB/s",
+                                              "x limit",    "out of place",
+                                              "run-time d", "run-time d, out of place",
+                                              "q+k",        "2 threads",
+                                              "streaming",  "vs scalar",
+                                              "memcpy",     "stream copy",
+                                              "x convert",  "shift",
+                                              "x float",    "x float, out of place"};
+    std::vector<std::vector<std::string>> rows;
     for (const char* type : {"float", "double", "half", "bfloat16"}) {
       const std::size_t size = std::string(type) == "double"  ? 8
                                : std::string(type) == "float" ? 4
@@ -499,36 +533,77 @@ class SummaryReporter : public benchmark::ConsoleReporter {
           if (std::isnan(apply)) continue;
           const auto cell = [](double value) {
             char text[32];
-            if (std::isnan(value)) return std::string("");
+            if (std::isnan(value)) return std::string();
             std::snprintf(text, sizeof text, "%.2f", value);
             return std::string(text);
           };
-          std::printf(
-              "| %s | %s | %s | %.1f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s "
-              "|\n",
-              type, shape.name().c_str(), rope::to_string(layout),
-              double(2 * shape.elements() * size) / apply, cell(apply / in_place_limit).c_str(),
-              cell(time("apply_out_of_place" + l) / copy_limit).c_str(),
-              cell(time("apply_qk" + l) / in_place_limit).c_str(),
-              cell(apply / time("apply_2_threads" + l)).c_str(),
-              cell(time("apply_streaming" + l) / copy_limit).c_str(),
-              cell(time("scalar" + l) / apply).c_str(), cell(time("memcpy") / copy_limit).c_str(),
-              cell(time("stream_copy") / copy_limit).c_str(),
-              cell(apply / time("convert_in_place")).c_str(),
-              cell(time("shift" + l) / in_place_limit).c_str(),
-              cell(narrow ? apply / time_of("apply" + l, "float") : std::nan("")).c_str(),
-              cell(narrow
-                       ? time("apply_out_of_place" + l) / time_of("apply_out_of_place" + l, "float")
-                       : std::nan(""))
-                  .c_str());
+          const auto vs_float = [&](const std::string& kernel) {
+            return narrow ? time(kernel) / time_of(kernel, "float") : std::nan("");
+          };
+          char gbs[32];
+          std::snprintf(gbs, sizeof gbs, "%.1f", double(2 * shape.elements() * size) / apply);
+          rows.push_back(
+              {type, shape.name(), rope::to_string(layout), gbs, cell(apply / in_place_limit),
+               cell(time("apply_out_of_place" + l) / copy_limit),
+               cell(time("apply_run_time_d" + l) / in_place_limit),
+               cell(time("apply_run_time_d_out_of_place" + l) / copy_limit),
+               cell(time("apply_qk" + l) / in_place_limit),
+               cell(apply / time("apply_2_threads" + l)),
+               cell(time("apply_streaming" + l) / copy_limit), cell(time("scalar" + l) / apply),
+               cell(time("memcpy") / copy_limit), cell(time("stream_copy") / copy_limit),
+               cell(apply / time("convert_in_place")), cell(time("shift" + l) / in_place_limit),
+               cell(vs_float("apply" + l)), cell(vs_float("apply_out_of_place" + l))});
         }
       }
     }
+    std::vector<std::size_t> shown;
+    for (std::size_t c = 0; c < headers.size(); ++c) {
+      const bool any =
+          std::any_of(rows.begin(), rows.end(), [&](const auto& row) { return !row[c].empty(); });
+      if (any) shown.push_back(c);
+    }
+    const auto print_row = [&](const auto& cell_of) {
+      for (const std::size_t c : shown) std::printf("| %s ", cell_of(c).c_str());
+      std::printf("|\n");
+    };
+    print_row([&](std::size_t c) { return headers[c]; });
+    print_row([](std::size_t c) { return std::string(c < 3 ? "---" : "---:"); });
+    for (const auto& row : rows) print_row([&](std::size_t c) { return row[c]; });
   }
 
  private:
+  bool rows_;
   std::map<std::string, double> nanoseconds_;
 };
+
+// The CPU time every CPU of the machine spent busy (Linux's /proc/stat: user, nice, system, irq,
+// softirq and steal, the last being time the hypervisor gave to other machines), in seconds; -1
+// where unknown.
+double machine_busy_seconds() {
+  std::ifstream stat("/proc/stat");
+  std::string cpu;
+  unsigned long long user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0,
+                     steal = 0;
+  if (!(stat >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal) ||
+      cpu != "cpu") {
+    return -1;
+  }
+  return double(user + nice + system + irq + softirq + steal) / double(sysconf(_SC_CLK_TCK));
+}
+
+// The CPU time of this process, all its threads.
+double own_cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) * 1e-6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+std::string load_average() {
+  std::ifstream file("/proc/loadavg");
+  std::string one_minute;
+  return file >> one_minute ? one_minute : std::string("unknown");
+}
 
 // The CPU's model name (Linux: /proc/cpuinfo), for the record of every run.
 std::string cpu_model() {
@@ -612,11 +687,49 @@ int main(int argc, char** argv) {
                                    multi_axis, kind, tokens);
     }
   }
+  // --rows: print every run as Google Benchmark does; by default only the summary table.
+  bool rows = false;
+  std::string json;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--rows") {
+      rows = true;
+      continue;
+    }
+    if (arg.rfind("--benchmark_out=", 0) == 0) json = arg.substr(std::strlen("--benchmark_out="));
+    argv[kept++] = argv[i];
+  }
+  argc = kept;
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  SummaryReporter reporter;
+  const char* term = std::getenv("TERM");
+  const bool terminal = isatty(STDOUT_FILENO) && term != nullptr && std::string(term) != "dumb";
+  SummaryReporter reporter(rows, terminal);
+  if (!rows) std::printf("Running the benchmarks (--rows prints each run)...\n");
+  std::fflush(stdout);
+  const double busy = machine_busy_seconds(), own = own_cpu_seconds();
+  const auto started = std::chrono::steady_clock::now();
   benchmark::RunSpecifiedBenchmarks(&reporter);
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  // Other work on the machine during the run: its busy time less this process's own.
+  if (busy >= 0 && wall > 0) {
+    const double others = (machine_busy_seconds() - busy - (own_cpu_seconds() - own)) / wall;
+    if (others > 0.1) {
+      std::printf(
+          "\nWARNING: other work used %.0f%% of a CPU during the run (load average %s): the "
+          "figures, the 2 threads column most, are unreliable; run again on an idle machine.\n",
+          100 * others, load_average().c_str());
+    } else {
+      std::printf("\nOther work during the run: %.0f%% of a CPU (load average %s).\n",
+                  100 * std::max(others, 0.0), load_average().c_str());
+    }
+  }
   reporter.print_summary();
+  if (!json.empty()) {
+    std::printf("\nJSON: %s\n", std::filesystem::absolute(json).string().c_str());
+  }
   benchmark::Shutdown();
   return 0;
 }

@@ -13,6 +13,7 @@ shapes.
 """
 
 import json
+import os
 import re
 import sys
 from xml.sax.saxutils import escape
@@ -74,7 +75,7 @@ def svg(context, times):
     shapes = shapes_of(times)
     types = [t for t in TYPES if any(f"apply/interleaved/{t}/{s}" in times for s in shapes)]
     panel_w, panel_h = 520, 230
-    left, top, gap = 60, 84, 84
+    left, top, gap = 60, 100, 90
     width = left + panel_w + 220
     height = top + len(types) * (panel_h + gap)
     group_w = panel_w / max(1, len(shapes))
@@ -89,13 +90,20 @@ def svg(context, times):
         f'<rect width="{width}" height="{height}" fill="white"/>',
         '<text x="10" y="22" font-size="15" font-weight="bold">rope: time / time of the '
         "memory-bandwidth limit (lower is better)</text>",
-        f'<text x="10" y="42" fill="#555">{escape(context.get("date", ""))}, '
-        f'{context.get("num_cpus", "?")} CPUs, median of repetitions; in place vs x *= k, '
-        "out of place vs a copy loop</text>",
+        f'<text x="10" y="42" fill="#555">{escape(context.get("cpu_model", "CPU not recorded"))}'
+        f', kernels for {escape(context.get("instruction_set", "an instruction set not recorded"))}'
+        f', {context.get("num_cpus", "?")} CPUs, {escape(context.get("date", "")[:10])}</text>',
+        '<text x="10" y="60" fill="#555">median of the repetitions of one run; in place against '
+        "x *= k, out of place against a copy loop, over the same bytes</text>",
     ]
     for p, dtype in enumerate(types):
         y0 = top + p * (panel_h + gap)
         out.append(f'<text x="{left}" y="{y0 - 24}" font-weight="bold">{dtype}</text>')
+        mid = y0 + panel_h / 2
+        out.append(f'<text x="16" y="{mid:.1f}" text-anchor="middle" '
+                   f'transform="rotate(-90 16 {mid:.1f})">time / limit time</text>')
+        out.append(f'<text x="{left + panel_w / 2:.1f}" y="{y0 + panel_h + 34}" '
+                   'text-anchor="middle" fill="#555">shape: d(head size)x(heads)/t(tokens)</text>')
         for tick in [0, 0.5, 1, 1.5, 2, 2.5, 3]:
             y = y_of(tick, y0)
             out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + panel_w}" y2="{y:.1f}" '
@@ -131,6 +139,9 @@ def svg(context, times):
     out.append(f'<line x1="{lx}" y1="{top + n * 20 + 26}" x2="{lx + 12}" '
                f'y2="{top + n * 20 + 26}" stroke="#c00" stroke-dasharray="4 2"/>')
     out.append(f'<text x="{lx + 18}" y="{top + n * 20 + 30}">target in cache ({TARGET})</text>')
+    for i, line in enumerate(["d128x40/t512: head size 128,", "40 heads (32 query + 8 key),",
+                              "512 tokens; t1: one token", "decoded at position 4000"]):
+        out.append(f'<text x="{lx}" y="{top + n * 20 + 60 + i * 16}" fill="#555">{line}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
@@ -143,6 +154,7 @@ def main(argv):
         sys.exit(f"{argv[1]}: no limit_in_place/float/* benchmark: not layout_bench output?")
     with open(argv[2], "w", encoding="utf-8") as f:
         f.write(svg(context, times))
+    print(f"SVG: {os.path.abspath(argv[2])}")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-// The examples of docs/api.md and docs/getting-started.md, compiled and run: each snippet
+// The examples of docs/api.md, compiled and run: each snippet
 // appears in the docs line for line (tests/docs_code_blocks.cpp checks that), followed here by
 // the checks that it does what the docs say.
 #include <algorithm>
@@ -220,28 +220,6 @@ TEST_CASE("api.md: frequencies, tables and the reference", "[api][scaling]") {
 
   const double angle = 42.0 * std::pow(10000.0, -2.0 * 5 / 128);
   REQUIRE_THAT(head[5], Catch::WithinULP(std::cos(angle) - std::sin(angle), 4));
-}
-
-TEST_CASE("getting-started.md: the pasted scalar kernel with its own cos and sin", "[api]") {
-  const std::size_t d = 64;
-  const std::int64_t m = 1000;
-  std::mt19937_64 rng(7);
-  const auto original = rope_test::random_vector<float>(d, rng);
-  std::vector<float> x = original;
-  // [getting-started: paste]
-  // cos[j] and sin[j] at position m for a head of size d, straight from the formula.
-  std::vector<float> cos(d / 2), sin(d / 2);
-  for (std::size_t j = 0; j < d / 2; ++j) {
-    const double angle = double(m) * std::pow(10000.0, -2.0 * double(j) / double(d));
-    cos[j] = float(std::cos(angle));
-    sin[j] = float(std::sin(angle));
-  }
-  rope::reference::apply_half_split(x.data(), d, cos.data(), sin.data());
-
-  rope_test::require_rotation_of<float>(
-      rope::View<const float>::contiguous(original.data(), 1, 1, d),
-      rope::View<const float>::contiguous(x.data(), 1, 1, d), d, rope::Layout::half_split, {m},
-      rope::Direction::forward);
 }
 
 TEST_CASE("api.md: a batch of sequences in one call", "[api]") {

@@ -1,16 +1,22 @@
 // Every code block of README.md and docs/*.md is code that is compiled, run or declared:
 //
-//   ```cpp    the block, line for line (indentation aside), is part of a file in examples/ or
-//             tests/ (compiled and run by the tests); or, for signatures, each declaration in
-//             it (split at ';', comments dropped, whitespace collapsed) is in a public header.
+//   ```cpp    a block that defines main() is a whole program: tests/doc_programs.cmake wrote it,
+//             as it stands, to <programs dir>/<page>_<line>.cpp, which the tests compile and run
+//             (the file must be there, byte for byte). In README.md and docs/getting-started.md
+//             every block is one. Elsewhere the block, line for line (indentation aside), is part
+//             of a file in examples/ or tests/ (compiled and run by the tests); or, for
+//             signatures, each declaration in it (split at ';', comments dropped, whitespace
+//             collapsed) is in a public header.
 //   ```cmake  each line (comments dropped) is a line of a consumer project the tests build:
 //             tests/package/CMakeLists.txt (find_package) or tests/subdirectory/CMakeLists.txt
 //             (add_subdirectory).
 //   ```sh     commands: README's are the ones CI runs. Elsewhere each command is one of README's,
-//             or runs cmake, python3 or a program built from bench/ or examples/ (by path under
-//             build/), and every repository file it names exists.
+//             or runs cmake, ctest, python3, g++ (the compile lines, built by docs_compile_line)
+//             or a program built from bench/ or examples/ (by path under build/), or is an
+//             export; every repository file it names exists.
 //   ```text   diagrams and output, not code.
-// Any other fence fails. Usage: docs_code_blocks <source dir>; prints every offending block.
+// Any other fence fails. Usage: docs_code_blocks <source dir> <programs dir>; prints every
+// offending block.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -118,13 +124,18 @@ std::string check_commands(const fs::path& root, const std::string& text,
     for (std::string w; words >> w;) word.push_back(w);
     bool known = word.empty();
     for (const auto& c : readme_commands) known = known || c == trim(command);
-    if (!known && (word[0] == "cmake" || word[0] == "python3")) known = true;
+    for (const char* tool : {"cmake", "ctest", "python3", "g++", "export"}) {
+      known = known || word[0] == tool;
+    }
     if (!known && word[0].rfind("build/", 0) == 0) {
       const std::string program = fs::path(word[0]).filename().string();
       known = fs::exists(root / "bench" / (program + ".cpp")) ||
               fs::exists(root / "examples" / (program + ".cpp"));
     }
-    if (!known) problem += "  not a README command, cmake, python3 or a built program: " + command;
+    if (!known) {
+      problem += "  not a README command, cmake, ctest, python3, g++, export or a built program: " +
+                 command + "\n";
+    }
     for (const auto& w : word) {
       for (const char* dir : {"bench/", "docs/", "examples/", "include/", "tests/"}) {
         if (w.rfind(dir, 0) == 0 && !fs::exists(root / w)) {
@@ -140,11 +151,11 @@ std::string check_commands(const fs::path& root, const std::string& text,
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: docs_code_blocks <source dir>\n");
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: docs_code_blocks <source dir> <programs dir>\n");
     return 2;
   }
-  const fs::path root = argv[1];
+  const fs::path root = argv[1], programs = argv[2];
   const std::string sources = concatenated(root / "examples", ".cpp", false, normalized) +
                               concatenated(root / "tests", ".cpp", true, normalized);
   const std::string headers =
@@ -169,10 +180,20 @@ int main(int argc, char** argv) {
     }
   }
 
-  int failures = 0, checked = 0;
+  int failures = 0, checked = 0, whole = 0;
   for (const auto& block : all) {
     std::string problem;
-    if (block.language == "cpp") {
+    const bool program_page = block.file == "README.md" || block.file == "docs/getting-started.md";
+    if (block.language == "cpp" && block.text.find("int main(") != std::string::npos) {
+      const fs::path file = programs / (fs::path(block.file).stem().string() + "_" +
+                                        std::to_string(block.line) + ".cpp");
+      if (!fs::exists(file) || read(file) != block.text) {
+        problem = "  a whole program, but not the one the tests compiled: " + file.string() + "\n";
+      }
+      ++whole;
+    } else if (block.language == "cpp" && program_page) {
+      problem = "  not a whole program (every C++ block of this page must define main)\n";
+    } else if (block.language == "cpp") {
       if (sources.find(normalized(block.text)) == std::string::npos) {
         std::stringstream declarations(collapsed(block.text));
         for (std::string d; std::getline(declarations, d, ';');) {
@@ -201,6 +222,6 @@ int main(int argc, char** argv) {
                   problem.c_str());
     }
   }
-  std::printf("%d code blocks checked, %d failed\n", checked, failures);
+  std::printf("%d code blocks checked (%d whole programs), %d failed\n", checked, whole, failures);
   return failures == 0 && checked > 0 ? 0 : 1;
 }

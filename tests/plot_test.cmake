@@ -4,7 +4,8 @@ execute_process(COMMAND "${PYTHON}" "${SCRIPT}" "${JSON}" "${OUT}" RESULT_VARIAB
 if(NOT status EQUAL 0)
   message(FATAL_ERROR "plot_performance.py failed: ${status}")
 endif()
-# The SVG must parse as XML, and hold one bar per (dtype, shape, series) the JSON measured.
+# The SVG must parse as XML, hold one bar per (dtype, shape, series) the JSON measured, and carry
+# its axis labels, the legend of the shape code and the CPU of the context.
 execute_process(
   COMMAND "${PYTHON}" -c "
 import json, sys, xml.etree.ElementTree as ET
@@ -18,8 +19,13 @@ for name in runs:
         layout, dtype, shape = rest.split('/', 2)
         limit = 'limit_in_place' if kernel == 'apply' else 'limit_copy'
         expected += f'{limit}/{dtype}/{shape}' in runs
-print(len(bars), expected)
-sys.exit(0 if len(bars) == expected and expected > 0 else 1)
+texts = [''.join(t.itertext()) for t in svg.iter('{http://www.w3.org/2000/svg}text')]
+context = json.load(open(sys.argv[2]))['context']
+labelled = (any(t == 'time / limit time' for t in texts) and any('d(head size)' in t for t in texts)
+            and any('head size 128' in t for t in texts)
+            and any(context.get('cpu_model', 'CPU not recorded') in t for t in texts))
+print(len(bars), expected, 'axis labels, shape legend and CPU' if labelled else 'labels missing')
+sys.exit(0 if len(bars) == expected and expected > 0 and labelled else 1)
 " "${OUT}" "${JSON}"
   RESULT_VARIABLE status OUTPUT_VARIABLE counts)
 if(NOT status EQUAL 0)
