@@ -480,8 +480,9 @@ class SummaryReporter : public benchmark::ConsoleReporter {
     if (rows_) ConsoleReporter::ReportRuns(runs);
   }
 
-  // One markdown table, a row per dtype × shape × layout; the columns this run measured.
-  void print_summary() const {
+  // One markdown table, a row per dtype × shape × layout; the columns this run measured. Returns
+  // the number of rows.
+  std::size_t print_summary() const {
     std::printf(
         "\n## Summary (median real time of the repetitions; ratios within this run)\n\n"
         "GB/s: bytes read + written by the in-place call per second. x limit: time / time of the\n"
@@ -569,6 +570,7 @@ class SummaryReporter : public benchmark::ConsoleReporter {
     print_row([&](std::size_t c) { return headers[c]; });
     print_row([](std::size_t c) { return std::string(c < 3 ? "---" : "---:"); });
     for (const auto& row : rows) print_row([&](std::size_t c) { return row[c]; });
+    return rows.size();
   }
 
  private:
@@ -726,7 +728,10 @@ int main(int argc, char** argv) {
                   100 * std::max(others, 0.0), load_average().c_str());
     }
   }
-  reporter.print_summary();
+  if (reporter.print_summary() == 0) {
+    std::printf("\nNo in-place rope benchmark ran: nothing to summarise (--benchmark_filter?).\n");
+    return 1;
+  }
   if (!json.empty()) {
     std::printf("\nJSON: %s\n", std::filesystem::absolute(json).string().c_str());
   }

@@ -242,6 +242,77 @@ TEST_CASE("api.md: a batch of sequences in one call", "[api]") {
       rope::Layout::half_split, at, rope::Direction::forward);
 }
 
+TEST_CASE("api.md: a packed batch of sequences", "[api]") {
+  const std::size_t heads = 4, d = 64, total = 5;
+  const rope::Rotary<float, 64> rot;
+  std::mt19937_64 rng(21);
+  const auto original = rope_test::random_vector<float>(total * heads * d, rng);
+  std::vector<float> packed = original;
+  // [api: packed]
+  // Two prompts of 3 and 2 tokens packed into one [5][heads][d] buffer, as engines batch
+  // sequences of different lengths: each token carries its position in its own sequence.
+  const std::int64_t positions[] = {0, 1, 2, 0, 1};
+  rot.apply(packed.data(), 5, heads, positions);
+
+  rope_test::require_rotation_of<float>(
+      rope::View<const float>::contiguous(original.data(), total, heads, d),
+      rope::View<const float>::contiguous(packed.data(), total, heads, d), d,
+      rope::Layout::half_split, {0, 1, 2, 0, 1}, rope::Direction::forward);
+  // Bit for bit what rotating each sequence on its own gives.
+  std::vector<float> first(original.begin(), original.begin() + 3 * heads * d);
+  std::vector<float> second(original.begin() + 3 * heads * d, original.end());
+  rot.apply(first.data(), 3, heads, rope::Positions::consecutive(0));
+  rot.apply(second.data(), 2, heads, rope::Positions::consecutive(0));
+  REQUIRE(std::memcmp(first.data(), packed.data(), first.size() * sizeof(float)) == 0);
+  const float* tail = packed.data() + first.size();
+  REQUIRE(std::memcmp(second.data(), tail, second.size() * sizeof(float)) == 0);
+}
+
+#if defined(__FLT16_MAX__)
+__extension__ typedef _Float16 CompilerHalf;  // the compiler's own binary16 type, where it has one
+#endif
+
+TEST_CASE("api.md: an engine's 16-bit buffers", "[api]") {
+  const std::size_t tokens = 3, heads = 2, d = 128, n = tokens * heads * d;
+  const rope::Rotary<Eigen::half, 128> rot_half;
+  const rope::Rotary<Eigen::bfloat16, 128> rot_bf16;
+  const std::int64_t positions[] = {7, 300, 5000};
+  std::mt19937_64 rng(22);
+  const auto values = rope_test::random_vector<float>(n, rng);
+  // The engine's tensors as raw 16-bit words, and the same values as rope's types.
+  std::vector<Eigen::half> half(n);
+  std::vector<Eigen::bfloat16> bf16(n);
+  std::vector<std::uint16_t> f16_words(n), bf16_words(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    half[i] = Eigen::half(values[i]);
+    bf16[i] = Eigen::bfloat16(values[i]);
+    f16_words[i] = Eigen::numext::bit_cast<std::uint16_t>(half[i]);
+    bf16_words[i] = Eigen::numext::bit_cast<std::uint16_t>(bf16[i]);
+  }
+  const std::vector<std::uint16_t> f16_input = f16_words;
+  // [api: 16-bit buffers]
+  // An engine's f16 and bf16 tensors, held as 16-bit words: Eigen::half and Eigen::bfloat16 are
+  // 2-byte types holding the IEEE binary16 and bfloat16 bit patterns, so a pointer to the words
+  // is passed as a pointer to them, without a copy.
+  static_assert(sizeof(Eigen::half) == 2 && alignof(Eigen::half) <= alignof(std::uint16_t));
+  static_assert(sizeof(Eigen::bfloat16) == 2 && alignof(Eigen::bfloat16) <= alignof(std::uint16_t));
+  rot_half.apply(reinterpret_cast<Eigen::half*>(f16_words.data()), tokens, heads, positions);
+  rot_bf16.apply(reinterpret_cast<Eigen::bfloat16*>(bf16_words.data()), tokens, heads, positions);
+
+  rot_half.apply(half.data(), tokens, heads, positions);
+  rot_bf16.apply(bf16.data(), tokens, heads, positions);
+  REQUIRE(std::memcmp(f16_words.data(), half.data(), n * 2) == 0);
+  REQUIRE(std::memcmp(bf16_words.data(), bf16.data(), n * 2) == 0);
+#if defined(__FLT16_MAX__)
+  // The compiler's _Float16 has the same bits as Eigen::half.
+  std::vector<CompilerHalf> native(n);
+  for (std::size_t i = 0; i < n; ++i) native[i] = static_cast<CompilerHalf>(values[i]);
+  REQUIRE(std::memcmp(native.data(), f16_input.data(), n * 2) == 0);
+  rot_half.apply(reinterpret_cast<Eigen::half*>(native.data()), tokens, heads, positions);
+  REQUIRE(std::memcmp(native.data(), half.data(), n * 2) == 0);
+#endif
+}
+
 TEST_CASE("api.md: the options of a call", "[api]") {
   const std::size_t tokens = 8, heads = 2, d = 64;
   const rope::Rotary<float, 64> rot;
