@@ -58,6 +58,8 @@ struct Shape {
 const Shape kShapes[] = {{128, 32, 8, 1},    {128, 32, 8, 16}, {128, 32, 8, 512},
                          {128, 32, 8, 4096}, {64, 32, 0, 512}, {256, 8, 0, 512}};
 const Layout kLayouts[] = {Layout::interleaved, Layout::half_split};
+// Ministral 3's query scale (its 32 query + 8 key heads of 128 are the d128x40 shapes).
+const rope::QueryScale kQueryScale = rope::Llama4Scaling{0.1, 16384};
 constexpr std::size_t kTablePositions = 8192;
 constexpr std::int64_t kDecodePosition = 4000;
 
@@ -273,6 +275,8 @@ enum class Call {
   shift,
   run_time_dim,               // apply in place by Rotary<T, Eigen::Dynamic>
   run_time_dim_out_of_place,  // and out of place
+  qk_scaled,                  // apply_qk with Ministral 3's query scale, one pass
+  qk_then_scale,              // apply_qk, then scale_queries: the two passes it replaces
 };
 
 const char* call_name(Call call) {
@@ -295,6 +299,10 @@ const char* call_name(Call call) {
       return "apply_run_time_d";
     case Call::run_time_dim_out_of_place:
       return "apply_run_time_d_out_of_place";
+    case Call::qk_scaled:
+      return "apply_qk_scaled";
+    case Call::qk_then_scale:
+      return "apply_qk_then_scale";
   }
   return "";
 }
@@ -324,6 +332,13 @@ void rope_kernel(benchmark::State& state, Call call, Layout layout, Shape shape)
           break;
         case Call::qk:
           rot.apply_qk(q, k, positions.data());
+          break;
+        case Call::qk_scaled:
+          rot.apply_qk(q, k, positions.data(), kQueryScale);
+          break;
+        case Call::qk_then_scale:
+          rot.apply_qk(q, k, positions.data());
+          rope::scale_queries(q, d, positions.data(), kQueryScale);
           break;
         case Call::shift:  // a context shift of every token by the same delta
           rot.shift(rope::View<T>::contiguous(x.data(), tokens, shape.heads(), d), -3);
@@ -444,6 +459,8 @@ void register_type() {
       if (shape.k_heads > 0 && shape.tokens <= 512) {  // what an engine that loads models calls
         calls.push_back(Call::run_time_dim);
         calls.push_back(Call::run_time_dim_out_of_place);
+        calls.push_back(Call::qk_scaled);
+        calls.push_back(Call::qk_then_scale);
       }
       for (const Call call : calls) {
         add(name(call_name(call) + l, type, shape), shape, rope_kernel<T>, call, layout, shape);
@@ -488,12 +505,14 @@ class SummaryReporter : public benchmark::ConsoleReporter {
         "GB/s: bytes read + written by the in-place call per second. x limit: time / time of the\n"
         "limit pass over the same bytes (x *= k for in place and q+k, a vectorised copy loop for\n"
         "out of place and streaming). run-time d: Rotary<T, Eigen::Dynamic>, the head size taken\n"
-        "at run time, else Rotary<T, d>. 2 threads: 1-thread time / 2-thread time (Execution with\n"
-        "threads = 2; small calls stay on one thread). vs scalar: scalar loop time / in-place\n"
-        "time. memcpy and stream copy: time / the copy loop's time. x convert (16-bit types):\n"
-        "in-place time / time of a pass that only widens to float, multiplies and rounds back.\n"
-        "shift: Rotary::shift time / the in-place limit. x float (16-bit types): time / float's\n"
-        "time for the same elements, shape, layout and call: below 1, more elements per second.\n"
+        "at run time, else Rotary<T, d>. q scaled: apply_qk with Ministral 3's query scale; 2\n"
+        "passes: apply_qk, then scale_queries. 2 threads: 1-thread time / 2-thread time\n"
+        "(Execution with threads = 2; small calls stay on one thread). vs scalar: scalar loop\n"
+        "time / in-place time. memcpy and stream copy: time / the copy loop's time. x convert:\n"
+        "(16-bit types) in-place time / time of a pass that only widens to float, multiplies and\n"
+        "rounds back. shift: Rotary::shift time / the in-place limit. x float (16-bit types):\n"
+        "time / float's time for the same elements, shape, layout and call: below 1, more\n"
+        "elements per second.\n"
         "Shapes: d128x40/t512 is a head size of 128, 40 heads (32 query + 8 key, Llama 3 8B), 512\n"
         "tokens; t1 is one token decoded at position 4000.\n\n");
 #if defined(_OPENMP)
@@ -506,15 +525,26 @@ class SummaryReporter : public benchmark::ConsoleReporter {
       std::printf("Starting and joining one std::thread: %.1f us.", start->second / 1000);
     }
     std::printf("\n\n");
-    const std::vector<std::string> headers = {"dtype",      "shape",
-                                              "layout",     "GB/s",
-                                              "x limit",    "out of place",
-                                              "run-time d", "run-time d, out of place",
-                                              "q+k",        "2 threads",
-                                              "streaming",  "vs scalar",
-                                              "memcpy",     "stream copy",
-                                              "x convert",  "shift",
-                                              "x float",    "x float, out of place"};
+    const std::vector<std::string> headers = {"dtype",
+                                              "shape",
+                                              "layout",
+                                              "GB/s",
+                                              "x limit",
+                                              "out of place",
+                                              "run-time d",
+                                              "run-time d, out of place",
+                                              "q+k",
+                                              "q+k, q scaled",
+                                              "2 passes / q+k scaled",
+                                              "2 threads",
+                                              "streaming",
+                                              "vs scalar",
+                                              "memcpy",
+                                              "stream copy",
+                                              "x convert",
+                                              "shift",
+                                              "x float",
+                                              "x float, out of place"};
     std::vector<std::vector<std::string>> rows;
     for (const char* type : {"float", "double", "half", "bfloat16"}) {
       const std::size_t size = std::string(type) == "double"  ? 8
@@ -543,17 +573,26 @@ class SummaryReporter : public benchmark::ConsoleReporter {
           };
           char gbs[32];
           std::snprintf(gbs, sizeof gbs, "%.1f", double(2 * shape.elements() * size) / apply);
-          rows.push_back(
-              {type, shape.name(), rope::to_string(layout), gbs, cell(apply / in_place_limit),
-               cell(time("apply_out_of_place" + l) / copy_limit),
-               cell(time("apply_run_time_d" + l) / in_place_limit),
-               cell(time("apply_run_time_d_out_of_place" + l) / copy_limit),
-               cell(time("apply_qk" + l) / in_place_limit),
-               cell(apply / time("apply_2_threads" + l)),
-               cell(time("apply_streaming" + l) / copy_limit), cell(time("scalar" + l) / apply),
-               cell(time("memcpy") / copy_limit), cell(time("stream_copy") / copy_limit),
-               cell(apply / time("convert_in_place")), cell(time("shift" + l) / in_place_limit),
-               cell(vs_float("apply" + l)), cell(vs_float("apply_out_of_place" + l))});
+          rows.push_back({type,
+                          shape.name(),
+                          rope::to_string(layout),
+                          gbs,
+                          cell(apply / in_place_limit),
+                          cell(time("apply_out_of_place" + l) / copy_limit),
+                          cell(time("apply_run_time_d" + l) / in_place_limit),
+                          cell(time("apply_run_time_d_out_of_place" + l) / copy_limit),
+                          cell(time("apply_qk" + l) / in_place_limit),
+                          cell(time("apply_qk_scaled" + l) / in_place_limit),
+                          cell(time("apply_qk_then_scale" + l) / time("apply_qk_scaled" + l)),
+                          cell(apply / time("apply_2_threads" + l)),
+                          cell(time("apply_streaming" + l) / copy_limit),
+                          cell(time("scalar" + l) / apply),
+                          cell(time("memcpy") / copy_limit),
+                          cell(time("stream_copy") / copy_limit),
+                          cell(apply / time("convert_in_place")),
+                          cell(time("shift" + l) / in_place_limit),
+                          cell(vs_float("apply" + l)),
+                          cell(vs_float("apply_out_of_place" + l))});
         }
       }
     }

@@ -313,6 +313,44 @@ TEST_CASE("api.md: an engine's 16-bit buffers", "[api]") {
 #endif
 }
 
+TEST_CASE("api.md: position-dependent query scales", "[api][query_scale]") {
+  constexpr std::size_t q_heads = 4, k_heads = 2, d = 128, tokens = 2;
+  const rope::Rotary<float, 128> rot;
+  std::mt19937_64 rng(23);
+  const auto q_in = rope_test::random_vector<float>(tokens * q_heads * d, rng);
+  const auto k_in = rope_test::random_vector<float>(tokens * k_heads * d, rng);
+  std::vector<float> q = q_in, k = k_in, q_plain = q_in, k_plain = k_in, nope = q_in;
+  const auto q_view = rope::View<float>::contiguous(q.data(), tokens, q_heads, d);
+  const auto k_view = rope::View<float>::contiguous(k.data(), tokens, k_heads, d);
+  const std::int64_t positions[tokens] = {16383, 16384};
+  // [api: query scale]
+  // Ministral 3: q rotated and multiplied by 1 + 0.1·ln(1 + ⌊p / 16384⌋) in the pass that
+  // rotates k (the scale folded into the token's cos/sin row); k rotated as apply_qk rotates it.
+  rot.apply_qk(q_view, k_view, positions, rope::Llama4Scaling{0.1, 16384});
+  // Llama 4's layers without RoPE: the queries scaled by its temperature, nothing rotated.
+  const auto nope_view = rope::View<float>::contiguous(nope.data(), tokens, q_heads, d);
+  rope::scale_queries(nope_view, d, positions, rope::Llama4Temperature{8192, 0.1});
+
+  rot.apply_qk(rope::View<float>::contiguous(q_plain.data(), tokens, q_heads, d),
+               rope::View<float>::contiguous(k_plain.data(), tokens, k_heads, d), positions);
+  REQUIRE(k == k_plain);
+  const double s[tokens] = {1.0, 1.0 + 0.1 * std::log(2.0)};  // Ministral, at 16383 and 16384
+  // Llama 4: ⌊(p + 1) / 8192⌋ = 2 at both positions.
+  const double t[tokens] = {1.0 + 0.1 * std::log(3.0), 1.0 + 0.1 * std::log(3.0)};
+  for (std::size_t i = 0; i < q.size(); ++i) {
+    const std::size_t token = i / (q_heads * d), j = i % d;
+    const std::size_t partner = i - j + (j < d / 2 ? j + d / 2 : j - d / 2);
+    const double pair = std::abs(double(q_in[i])) + std::abs(double(q_in[partner]));
+    // Both rotations within coordinate_bound of the exact one; the scaled one has two more
+    // roundings (s to float, s·row) on terms adding up to s·pair.
+    const double bound = s[token] * (2 * rope_test::coordinate_bound<float>(pair, 16384.0) +
+                                     rope_test::gamma<float>(2) * pair);
+    REQUIRE(std::abs(double(q[i]) - s[token] * double(q_plain[i])) <= bound);
+    REQUIRE(std::abs(double(nope[i]) - t[token] * double(q_in[i])) <=
+            rope_test::gamma<float>(2) * t[token] * std::abs(double(q_in[i])));
+  }
+}
+
 TEST_CASE("api.md: the options of a call", "[api]") {
   const std::size_t tokens = 8, heads = 2, d = 64;
   const rope::Rotary<float, 64> rot;

@@ -365,6 +365,52 @@ TEST_CASE("hf_rope: layer types, M-RoPE axes and the layout's source", "[hf_conf
   CHECK(from_v5.rope_type == "llama3");
 }
 
+TEST_CASE("hf_rope: Ministral 3's llama_4_scaling_beta, the query scale after RoPE",
+          "[hf_config][query_scale]") {
+  // HuggingFace's Ministral3Config defaults (configuration_ministral3.py), the config of
+  // Ministral-3-8B: its rope_parameters dictionary as __post_init__ writes it, with the two keys
+  // the class exempts from RoPE validation (llama_4_scaling_beta, max_position_embeddings).
+  const Json config = {{"model_type", "ministral3"},
+                       {"hidden_size", 4096},
+                       {"num_attention_heads", 32},
+                       {"head_dim", 128},
+                       {"max_position_embeddings", 262144},
+                       {"rope_parameters",
+                        {{"type", "yarn"},
+                         {"rope_theta", 1000000.0},
+                         {"factor", 16.0},
+                         {"original_max_position_embeddings", 16384},
+                         {"max_position_embeddings", 262144},
+                         {"beta_fast", 32.0},
+                         {"beta_slow", 1.0},
+                         {"mscale_all_dim", 1.0},
+                         {"mscale", 1.0},
+                         {"llama_4_scaling_beta", 0.1}}}};
+  const rope::HfRope got = rope::hf_rope(config);
+  CHECK(got.rope_type == "yarn");
+  CHECK(got.options.layout == Layout::half_split);
+  const rope::Rotary<float> rot(got.options);
+  const Hf hf = hf_yarn(128, 1000000.0, YarnParams{16, 16384, 32, 1, 1, 1});
+  REQUIRE(rot.inverse_frequencies().size() == hf.inv_freq.size());
+  for (std::size_t j = 0; j < hf.inv_freq.size(); ++j) {
+    CHECK(std::abs(rot.inverse_frequencies()[j] - hf.inv_freq[j]) <=
+          theta_tolerance(1000000.0) * hf.inv_freq[j]);
+  }
+  CHECK(std::abs(rot.attention_factor() - hf.attention_factor) <=
+        4 * rope_test::unit_roundoff<double> * hf.attention_factor);
+  REQUIRE(got.query_scale.has_value());
+  const auto& scale = std::get<rope::Llama4Scaling>(*got.query_scale);
+  CHECK(scale.llama_4_scaling_beta == 0.1);
+  CHECK(scale.original_max_position_embeddings == 16384);
+  // s(p) = 1 + 0.1·ln(1 + ⌊p / 16384⌋): 1 below the first step, 1 + 0.1·ln 2 at it.
+  CHECK(rope::query_scale(*got.query_scale, 16383) == 1.0);
+  CHECK(std::abs(rope::query_scale(*got.query_scale, 16384) - (1 + 0.1 * std::log(2.0))) <= 1e-15);
+  // Without the key, no query scale.
+  Json plain = config;
+  plain["rope_parameters"].erase("llama_4_scaling_beta");
+  CHECK_FALSE(rope::hf_rope(plain).query_scale.has_value());
+}
+
 TEST_CASE("hf_rope_file reads a file and names a missing one", "[hf_config]") {
   const rope::HfRope r =
       rope::hf_rope_file(std::string(ROPE_TEST_DATA_DIR) + "/configs/qwen3-8b.json");

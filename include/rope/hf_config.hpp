@@ -21,6 +21,7 @@
 
 #include <rope/layout.hpp>
 #include <rope/options.hpp>
+#include <rope/query_scale.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -41,6 +42,10 @@ struct HfRope {
   std::string layout_source;
   /// max_position_embeddings, or 0 if the config has none.
   double max_position_embeddings = 0;
+  /// The queries' position-dependent scale after RoPE, where the RoPE dictionary has
+  /// llama_4_scaling_beta (Ministral 3): Llama4Scaling with its original_max_position_embeddings.
+  /// Pass it to Rotary::apply_qk(q, k, positions, *query_scale).
+  std::optional<QueryScale> query_scale;
 };
 
 /// The RoPE of layer type `layer_type` ("full_attention", "sliding_attention", ...) of a parsed
@@ -161,10 +166,15 @@ inline std::vector<double> numbers_at(const Json& object, const std::string& key
 // the M-RoPE keys.
 inline const std::vector<std::string>& scheme_keys(const std::string& rope_type) {
   static const std::vector<std::string> none{}, linear{"factor"}, dynamic{"factor"},
-      yarn{"factor",           "original_max_position_embeddings",
-           "beta_fast",        "beta_slow",
-           "mscale",           "mscale_all_dim",
-           "attention_factor", "truncate"},
+      yarn{"factor",
+           "original_max_position_embeddings",
+           "beta_fast",
+           "beta_slow",
+           "mscale",
+           "mscale_all_dim",
+           "attention_factor",
+           "truncate",
+           "max_position_embeddings"},
       longrope{"short_factor", "long_factor", "factor", "attention_factor",
                "original_max_position_embeddings"},
       llama3{"factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"},
@@ -365,7 +375,7 @@ inline HfRope hf_rope(const nlohmann::json& config, const std::string& layer_typ
     const std::string& key = item.key();
     bool understood = key == "rope_type" || key == "type" || key == "rope_theta" ||
                       key == "partial_rotary_factor" || key == "mrope_section" ||
-                      key == "mrope_interleaved";
+                      key == "mrope_interleaved" || key == "llama_4_scaling_beta";
     for (const std::string& k : detail::scheme_keys(rope_type)) understood = understood || key == k;
     if (!understood) {
       config_error(where + key + " is not a key this reader understands for rope_type \"" +
@@ -487,6 +497,14 @@ inline HfRope hf_rope(const nlohmann::json& config, const std::string& layer_typ
     const double factor =
         parameters.contains("factor") ? detail::positive_at(parameters, "factor", where) : 1.0;
     o.scaling = Proportional{partial.value_or(1.0), factor};
+  }
+
+  // Ministral 3's query scale, 1 + llama_4_scaling_beta·ln(1 + ⌊p / L0⌋), L0 the
+  // original_max_position_embeddings of the dictionary (or the top level).
+  if (parameters.contains("llama_4_scaling_beta")) {
+    const std::optional<double> beta =
+        detail::optional_number(parameters, "llama_4_scaling_beta", where);
+    if (beta) out.query_scale = Llama4Scaling{*beta, length_at("original_max_position_embeddings")};
   }
 
   // M-RoPE: mrope_section (in pairs), interleaved over the pairs if mrope_interleaved.

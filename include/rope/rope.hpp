@@ -12,6 +12,7 @@
 #include <rope/layout.hpp>
 #include <rope/multimodal.hpp>
 #include <rope/positions.hpp>
+#include <rope/query_scale.hpp>
 #include <rope/reference.hpp>
 #include <rope/rotary.hpp>
 #include <rope/scalar.hpp>

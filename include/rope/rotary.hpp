@@ -20,6 +20,7 @@
 #include <rope/layout.hpp>
 #include <rope/options.hpp>
 #include <rope/positions.hpp>
+#include <rope/query_scale.hpp>
 #include <rope/scalar.hpp>
 #include <rope/table.hpp>
 #include <rope/view.hpp>
@@ -104,6 +105,15 @@ class Rotary {
   /// attention) and strides, but the same sequences and tokens, and must not share a byte.
   /// Throws as apply does.
   void apply_qk(View<T> q, View<T> k, const Positions& positions, const Call& call = {}) const;
+
+  /// apply_qk, with the queries also multiplied by scale's s(p) in the same pass (Ministral 3's
+  /// Llama4Scaling after RoPE): token t's cos/sin row times s(positions(t)) for q, the plain row
+  /// for k, and q's coordinates outside the rotated pairs multiplied by s(p) too. A multi-axis
+  /// Positions scales by its first coordinate. Direction::inverse gives s(p)·R_mᵀ, the gradient
+  /// of the forward call. Throws as apply_qk does, and std::invalid_argument for a scale
+  /// parameter out of range (E65), before anything is written.
+  void apply_qk(View<T> q, View<T> k, const Positions& positions, const QueryScale& scale,
+                const Call& call = {}) const;
 
   /// Context shift: rotates keys already at their positions m by `delta` more positions, in
   /// place, so that they become the keys of positions m + delta (delta < 0 moves them back;

@@ -21,6 +21,7 @@
 #include <rope/frequencies.hpp>
 #include <rope/options.hpp>
 #include <rope/positions.hpp>
+#include <rope/query_scale.hpp>
 #include <rope/table.hpp>
 
 namespace rope {
@@ -59,6 +60,8 @@ class Core {
                 const Call& call) const;
   void apply_qk(Unchecked, Kernel kernel, const Geometry& q, const Geometry& k,
                 const Positions& positions, const Call& call) const;
+  void apply_qk(Kernel kernel, ScaleOutside scale_outside, const Geometry& q, const Geometry& k,
+                const Positions& positions, const QueryScale& scale, const Call& call) const;
   void shift(Kernel kernel, const Geometry& keys, std::int64_t delta, const Call& call) const;
   void shift(Unchecked, Kernel kernel, const Geometry& keys, std::int64_t delta,
              const Call& call) const;
@@ -156,6 +159,18 @@ void Core<C>::apply_qk(Unchecked, Kernel kernel, const Geometry& q, const Geomet
   const Job jobs[2] = {{q, q}, {k, k}};
   run(TableRows<C>{rows(), &positions, q.tokens}, kernel, jobs, 2, slice(),
       call.tokens.value_or(TokenRange{0, q.rows()}), call.direction, call.execution);
+}
+
+template <class C>
+void Core<C>::apply_qk(Kernel kernel, ScaleOutside scale_outside, const Geometry& q,
+                       const Geometry& k, const Positions& positions, const QueryScale& scale,
+                       const Call& call) const {
+  const TokenRange range = check_apply_qk(q, k, head_size_, positions, axes_, call);
+  check_query_scale_parameters(scale);
+  const std::vector<double> scales = query_scales(scale, positions, range, q.tokens);
+  const Job jobs[2] = {{q, q, scales.data(), scale_outside}, {k, k}};
+  run(TableRows<C>{rows(), &positions, q.tokens}, kernel, jobs, 2, slice(), range, call.direction,
+      call.execution);
 }
 
 template <class C>

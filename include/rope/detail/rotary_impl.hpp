@@ -43,6 +43,12 @@ void Rotary<T, Dim>::apply_qk(View<T> q, View<T> k, const Positions& positions,
 }
 
 template <class T, int Dim>
+void Rotary<T, Dim>::apply_qk(View<T> q, View<T> k, const Positions& positions,
+                              const QueryScale& scale, const Call& call) const {
+  core_.apply_qk(kernel(), &detail::scale_outside_slice<T>, q, k, positions, scale, call);
+}
+
+template <class T, int Dim>
 void Rotary<T, Dim>::apply_qk(Unchecked, View<T> q, View<T> k, const Positions& positions,
                               const Call& call) const {
   core_.apply_qk(unchecked, kernel(), q, k, positions, call);

@@ -49,10 +49,42 @@ C* room(std::vector<C>& scratch, std::size_t n) {
   return scratch.data();
 }
 
-// The heads one call rotates: src and dst have the same shape (dst may equal src).
+// Multiplies `count` values of T at `values` by s, in C = compute_t<T>, rounded once: whole
+// registers of the kernels' type, then one value at a time, with the same bits (one product of
+// exactly widened values, rounded to nearest even).
+template <class T>
+void scale_values(T* values, std::size_t count, double s) {
+  using C = compute_t<T>;
+  using P = ValueRegister<T>;
+  constexpr std::size_t L = static_cast<std::size_t>(Registers<T>::kValues);
+  const C factor = static_cast<C>(s);
+  P k;
+  if constexpr (Registers<T>::kEach == 2) {  // a Split
+    k = {Eigen::internal::pset1<simd::Packet<float>>(factor),
+         Eigen::internal::pset1<simd::Packet<float>>(factor)};
+  } else {
+    k = Eigen::internal::pset1<P>(factor);
+  }
+  std::size_t i = 0;
+  for (; i + L <= count; i += L) simd::store(values + i, simd::mul(simd::load<P>(values + i), k));
+  for (; i < count; ++i) values[i] = static_cast<T>(static_cast<C>(values[i]) * factor);
+}
+
+struct Slice;
+
+// Multiplies the coordinates outside the rotated slice of `count` heads of T by s (head n at
+// heads + n·stride bytes): a scaled job's coordinates that the kernel does not reach.
+using ScaleOutside = void (*)(unsigned char* heads, std::size_t stride, std::size_t count,
+                              const Slice& slice, double s);
+
+// The heads one call rotates: src and dst have the same shape (dst may equal src). A job with
+// scales (the queries of apply_qk with a QueryScale) multiplies token t by scales[t]: its row
+// is scaled before the kernel reads it, and scale_outside scales what the kernel leaves.
 struct Job {
   Geometry src;
   Geometry dst;
+  const double* scales = nullptr;
+  ScaleOutside scale_outside = nullptr;
 };
 
 // Head h of row r of a view, as the walk reads it (src) or writes it (dst).
@@ -95,6 +127,19 @@ inline void copy_outside_slice(const unsigned char* src, std::size_t src_stride,
       std::memcpy(y + first_gap, x + first_gap, gap);
       std::memcpy(y + second_gap, x + second_gap, gap);
     }
+  }
+}
+
+template <class T>
+void scale_outside_slice(unsigned char* heads, std::size_t stride, std::size_t count,
+                         const Slice& slice, double s) {
+  const std::size_t end = slice.offset + slice.rotary_dim, gap = slice.half() - slice.pairs;
+  for (std::size_t n = 0; n < count; ++n) {
+    T* y = reinterpret_cast<T*>(heads + n * stride);
+    scale_values(y, slice.offset, s);
+    scale_values(y + end, slice.head_size - end, s);
+    scale_values(y + slice.offset + slice.pairs, gap, s);
+    scale_values(y + slice.offset + slice.half() + slice.pairs, gap, s);
   }
 }
 
@@ -177,18 +222,32 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void rotate_streaming(
 template <class Source>
 void walk(const Source& source, Kernel kernel, bool inverse, bool streaming, const Job* jobs,
           std::size_t job_count, TokenRange tokens, const Slice& slice) {
-  std::vector<typename Source::Value> scratch;  // a row the source computes
-  std::vector<unsigned char> buffer;            // streaming stores only
+  using C = typename Source::Value;
+  std::vector<C> scratch;             // a row the source computes
+  std::vector<C> scaled;              // the row of a scaled job
+  std::vector<unsigned char> buffer;  // streaming stores only
   for (std::size_t t = tokens.first; t < tokens.last; ++t) {
     const void* row = source.row(t, scratch);
     for (std::size_t i = 0; i < job_count; ++i) {
       const Job& job = jobs[i];
       if (job.src.heads == 0) continue;
+      const void* job_row = row;
+      if (job.scales != nullptr) {  // s·(a·c − b·s'), s·(b·c + a·s') = the rotation by s·row
+        const C factor = static_cast<C>(job.scales[t]);
+        const C* from = static_cast<const C*>(row);
+        C* to = room(scaled, 2 * slice.pairs);
+        for (std::size_t e = 0; e < 2 * slice.pairs; ++e) to[e] = factor * from[e];
+        job_row = to;
+      }
       if (streaming) {
-        rotate_streaming(kernel, job, t, row, slice, inverse, buffer);
+        rotate_streaming(kernel, job, t, job_row, slice, inverse, buffer);
       } else {
         rotate_heads(kernel, job.src, t, 0, job.src.heads, destination_head(job.dst, t, 0),
-                     job.dst.head_stride, row, slice, inverse);
+                     job.dst.head_stride, job_row, slice, inverse);
+      }
+      if (job.scales != nullptr && !slice.whole()) {
+        job.scale_outside(destination_head(job.dst, t, 0), job.dst.head_stride, job.dst.heads,
+                          slice, job.scales[t]);
       }
     }
   }
