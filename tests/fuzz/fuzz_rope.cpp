@@ -18,10 +18,12 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <variant>
 #include <vector>
 
 #include <Eigen/Core>
@@ -275,33 +277,48 @@ struct Coordinates {
   }
 };
 
+// With a query scale, token t's expected values are the oracle's times scales[t]: a coordinate
+// outside the slice is T(C(x)·C(s)) exactly, a rotated one within |s|·(the bound + the two
+// roundings of s to C and of s·row, γ_2(C) on f·(|a| + |b|)).
 template <class T>
 void check_against_oracle(const rope::Rotary<T>& rot, const rope::View<const T>& src,
                           const rope::View<T>& out, const Coordinates& positions,
-                          rope::Direction direction, std::size_t first, std::size_t last) {
+                          rope::Direction direction, std::size_t first, std::size_t last,
+                          const std::vector<double>* scales = nullptr) {
+  using C = rope::compute_t<T>;
   const std::size_t d = rot.head_size(), r = rot.rotary_dim(), offset = rot.rotary_offset();
   const auto& theta = rot.inverse_frequencies();
   const double theta_max = largest_theta(rot);
   const double f = rot.attention_factor();
   for (std::size_t t = first; t < last; ++t) {
     const std::vector<std::int64_t> m = positions.of_pairs(t, rot);
+    const double s = scales != nullptr ? (*scales)[t] : 1.0;
     for (std::size_t h = 0; h < src.heads(); ++h) {
-      const auto expected =
-          oracle(src.head(t, h), d, r, offset, rot.layout(), theta, f, m, direction);
+      auto expected = oracle(src.head(t, h), d, r, offset, rot.layout(), theta, f, m, direction);
+      for (auto& e : expected) e *= static_cast<long double>(s);
       for (std::size_t i = 0; i < d; ++i) {
         const double got = static_cast<double>(out.head(t, h)[i]);
         const bool rotated = i >= offset && i < offset + r;
         if (!rotated) {
-          if (!(got == static_cast<double>(src.head(t, h)[i])) &&
-              !(std::isnan(got) && std::isnan(static_cast<double>(src.head(t, h)[i])))) {
-            fail("a coordinate outside the rotary slice changed");
+          const T x = src.head(t, h)[i];
+          const double want =
+              scales == nullptr
+                  ? static_cast<double>(x)
+                  : static_cast<double>(static_cast<T>(static_cast<C>(x) * static_cast<C>(s)));
+          if (!(got == want) && !(std::isnan(got) && std::isnan(want))) {
+            fail("a coordinate outside the rotary slice is not the input (times the scale)");
           }
           continue;
         }
         const double a = static_cast<double>(src.head(t, h)[i]);
         const double b = static_cast<double>(src.head(t, h)[partner_of(i, rot)]);
         const double e = std::abs(got - static_cast<double>(expected[i]));
-        if (!(e <= bound<T>(std::abs(a) + std::abs(b), f, positions.largest(t), theta_max))) {
+        const double pair = std::abs(a) + std::abs(b), u = unit_roundoff<C>();
+        const double limit =
+            scales == nullptr ? bound<T>(pair, f, positions.largest(t), theta_max)
+                              : std::abs(s) * (bound<T>(pair, f, positions.largest(t), theta_max) +
+                                               f * pair * 2 * u / (1 - 2 * u));
+        if (!(e <= limit)) {
           fail("token " + std::to_string(t) + " head " + std::to_string(h) + " coordinate " +
                std::to_string(i) + " at position " + std::to_string(positions.largest(t)) +
                ": got " + std::to_string(got) + ", expected " +
@@ -410,6 +427,14 @@ void run(Bytes& in, bool multi_axis) {
   // The values come from a generator seeded by the input, so that short inputs fill whole
   // buffers too.
   std::mt19937 values(static_cast<std::uint32_t>(in.u64()));
+  // apply_qk with a query scale, for some inputs (read last: the inputs of the corpus from before
+  // read 0 here, no scale).
+  std::optional<rope::QueryScale> scale;
+  const std::uint8_t scale_kind = mode == 3 ? in.u8() % 4 : 0;
+  const double lengths[] = {8.0, 64.0, 1000.5, 16384.0, 0.0, -3.0, kNaN, kInf};
+  const double coefficients[] = {0.1, 0.5, -0.2, 0.0, 2.0, kNaN, kInf};
+  if (scale_kind == 2) scale = rope::Llama4Temperature{in.pick(lengths), in.pick(coefficients)};
+  if (scale_kind == 3) scale = rope::Llama4Scaling{in.pick(coefficients), in.pick(lengths)};
   std::uniform_real_distribution<float> uniform(-2.0f, 2.0f);
   for (T& v : buffer) v = static_cast<T>(uniform(values));
   const std::vector<T> buffer_before = buffer, other_before = other;
@@ -436,13 +461,26 @@ void run(Bytes& in, bool multi_axis) {
   if (conflict(x, x, d, true)) invalid += " src heads overlap;";
   if (conflict(y, y, d, true)) invalid += " dst heads overlap;";
   if (conflict(x, y, d, mode != 3)) invalid += " src and dst overlap;";
+  if (scale) {
+    const auto* t = std::get_if<rope::Llama4Temperature>(&*scale);
+    const auto* l = std::get_if<rope::Llama4Scaling>(&*scale);
+    const double length = t != nullptr ? t->floor_scale : l->original_max_position_embeddings;
+    const double coefficient = t != nullptr ? t->attn_scale : l->llama_4_scaling_beta;
+    if (!(std::isfinite(length) && length > 0) || !std::isfinite(coefficient)) {
+      invalid += " query scale parameters;";
+    }
+  }
   const bool valid = invalid.empty();
 
   bool threw = false;
   std::string message;
   const std::vector<T>& src_copy = buffer_before;  // src as it was, when dst shares its buffer
   try {
-    if (mode == 3 && multi_axis) {
+    if (scale && multi_axis) {
+      rot.apply_qk(x, y, axis_positions(), *scale, {direction, range, execution});
+    } else if (scale) {
+      rot.apply_qk(x, y, positions.data(), *scale, {direction, range, execution});
+    } else if (mode == 3 && multi_axis) {
       rot.apply_qk(x, y, axis_positions(), {direction, range, execution});
     } else if (mode == 3) {
       rot.apply_qk(x, y, positions.data(), {direction, range, execution});
@@ -492,7 +530,14 @@ void run(Bytes& in, bool multi_axis) {
   const rope::View<const T> src(src_copy.data() + a.offset, tokens, heads, a.token_stride,
                                 a.head_stride);
   if (mode == 3) {
-    check_against_oracle(rot, src, x, coordinates, direction, range.first, range.last);
+    std::vector<double> scales(tokens, 1.0);
+    if (scale) {
+      for (std::size_t t = range.first; t < range.last; ++t) {
+        scales[t] = rope::query_scale(*scale, coordinates(t, 0));
+      }
+    }
+    check_against_oracle(rot, src, x, coordinates, direction, range.first, range.last,
+                         scale ? &scales : nullptr);
     const rope::View<const T> k_src(src_copy.data() + b_start + b.offset, tokens, b_heads,
                                     b.token_stride, b.head_stride);
     check_against_oracle(rot, k_src, y, coordinates, direction, range.first, range.last);

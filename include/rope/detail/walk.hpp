@@ -109,7 +109,8 @@ struct Slice {
 };
 
 // Copies the coordinates that do not rotate of `count` heads of `size`-byte values, head n
-// from src + n·src_stride to dst + n·dst_stride (strides in bytes).
+// from src + n·src_stride to dst + n·dst_stride (strides in bytes); a head that is its own
+// destination (in place) is left as it is.
 inline void copy_outside_slice(const unsigned char* src, std::size_t src_stride, unsigned char* dst,
                                std::size_t dst_stride, std::size_t count, std::size_t size,
                                const Slice& slice) {
@@ -121,6 +122,7 @@ inline void copy_outside_slice(const unsigned char* src, std::size_t src_stride,
   for (std::size_t n = 0; n < count; ++n) {
     const unsigned char* x = src + n * src_stride;
     unsigned char* y = dst + n * dst_stride;
+    if (x == y) continue;
     std::memcpy(y, x, before);
     std::memcpy(y + end, x + end, after);
     if (gap != 0) {
@@ -180,7 +182,10 @@ Kernel kernel_for(Layout layout) noexcept {
 }
 
 // The heads [first, first + count) of token t of src, into dst (head n at dst + n·dst_stride
-// bytes): the kernel on the slice, and the coordinates outside it copied unless dst is src.
+// bytes): the kernel on the slice, and the coordinates outside it copied, but for heads that are
+// their own destination. A view may be in place for some heads only: src and dst that share
+// their first head but not their head stride (the checks allow a head to be its own
+// destination, and other heads to be disjoint).
 inline void rotate_heads(Kernel kernel, const Geometry& src, std::size_t t, std::size_t first,
                          std::size_t count, unsigned char* dst, std::size_t dst_stride,
                          const void* row, const Slice& slice, bool inverse) {
@@ -188,7 +193,7 @@ inline void rotate_heads(Kernel kernel, const Geometry& src, std::size_t t, std:
   const unsigned char* x = source_head(src, t, first);
   kernel(AnyHeads{x + slice.offset * e, src.head_stride, dst + slice.offset * e, dst_stride, count},
          row, static_cast<Index>(slice.pairs), static_cast<Index>(slice.half()), inverse);
-  if (!slice.whole() && x != dst) {
+  if (!slice.whole() && (x != dst || src.head_stride != dst_stride)) {
     copy_outside_slice(x, src.head_stride, dst, dst_stride, count, e, slice);
   }
 }
