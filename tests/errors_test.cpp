@@ -1094,6 +1094,12 @@ TEST_CASE("B3: rope::unchecked gives the bits of the checked call", "[errors][B3
     rot.apply_qk(q(fused_checked), k(fused_checked), positions.data(), all);
     rot.apply_qk(rope::unchecked, q(fused_unchecked), k(fused_unchecked), positions.data(), all);
     REQUIRE(fused_checked == fused_unchecked);
+    // and with a query scale
+    const rope::Llama4Scaling scale{0.2, 16};
+    rot.apply_qk(q(fused_checked), k(fused_checked), positions.data(), scale, all);
+    rot.apply_qk(rope::unchecked, q(fused_unchecked), k(fused_unchecked), positions.data(), scale,
+                 all);
+    REQUIRE(fused_checked == fused_unchecked);
   }
 }
 

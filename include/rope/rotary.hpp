@@ -138,6 +138,8 @@ class Rotary {
              const Call& call = {}) const;
   void apply_qk(Unchecked, View<T> q, View<T> k, const Positions& positions,
                 const Call& call = {}) const;
+  void apply_qk(Unchecked, View<T> q, View<T> k, const Positions& positions,
+                const QueryScale& scale, const Call& call = {}) const;
   void shift(Unchecked, View<T> keys, std::int64_t delta, const Call& call = {}) const;
 
   // ---- conveniences, one line each -------------------------------------------------------------

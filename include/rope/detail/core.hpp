@@ -62,6 +62,9 @@ class Core {
                 const Positions& positions, const Call& call) const;
   void apply_qk(Kernel kernel, ScaleOutside scale_outside, const Geometry& q, const Geometry& k,
                 const Positions& positions, const QueryScale& scale, const Call& call) const;
+  void apply_qk(Unchecked, Kernel kernel, ScaleOutside scale_outside, const Geometry& q,
+                const Geometry& k, const Positions& positions, const QueryScale& scale,
+                const Call& call) const;
   void shift(Kernel kernel, const Geometry& keys, std::int64_t delta, const Call& call) const;
   void shift(Unchecked, Kernel kernel, const Geometry& keys, std::int64_t delta,
              const Call& call) const;
@@ -167,6 +170,15 @@ void Core<C>::apply_qk(Kernel kernel, ScaleOutside scale_outside, const Geometry
                        const Call& call) const {
   const TokenRange range = check_apply_qk(q, k, head_size_, positions, axes_, call);
   check_query_scale_parameters(scale);
+  apply_qk(unchecked, kernel, scale_outside, q, k, positions, scale,
+           Call{call.direction, range, call.execution});
+}
+
+template <class C>
+void Core<C>::apply_qk(Unchecked, Kernel kernel, ScaleOutside scale_outside, const Geometry& q,
+                       const Geometry& k, const Positions& positions, const QueryScale& scale,
+                       const Call& call) const {
+  const TokenRange range = call.tokens.value_or(TokenRange{0, q.rows()});
   const std::vector<double> scales = query_scales(scale, positions, range, q.tokens);
   const Job jobs[2] = {{q, q, scales.data(), scale_outside}, {k, k}};
   run(TableRows<C>{rows(), &positions, q.tokens}, kernel, jobs, 2, slice(), range, call.direction,

@@ -55,6 +55,13 @@ void Rotary<T, Dim>::apply_qk(Unchecked, View<T> q, View<T> k, const Positions& 
 }
 
 template <class T, int Dim>
+void Rotary<T, Dim>::apply_qk(Unchecked, View<T> q, View<T> k, const Positions& positions,
+                              const QueryScale& scale, const Call& call) const {
+  core_.apply_qk(unchecked, kernel(), &detail::scale_outside_slice<T>, q, k, positions, scale,
+                 call);
+}
+
+template <class T, int Dim>
 void Rotary<T, Dim>::shift(View<T> keys, std::int64_t delta, const Call& call) const {
   core_.shift(kernel(), keys, delta, call);
 }
