@@ -411,6 +411,31 @@ TEST_CASE("hf_rope: Ministral 3's llama_4_scaling_beta, the query scale after Ro
   CHECK_FALSE(rope::hf_rope(plain).query_scale.has_value());
 }
 
+TEST_CASE("hf_nope_query_scale: Llama 4's attention temperature on its NoPE layers",
+          "[hf_config][query_scale]") {
+  // Llama 4 Scout's released config: attn_temperature_tuning true, floor_scale 8192,
+  // attn_scale 0.1.
+  const Json scout = load("llama-4-scout-17b-16e");
+  const std::optional<rope::QueryScale> s = rope::hf_nope_query_scale(scout);
+  REQUIRE(s.has_value());
+  const auto& t = std::get<rope::Llama4Temperature>(*s);
+  CHECK(t.floor_scale == 8192);
+  CHECK(t.attn_scale == 0.1);
+  // HuggingFace's Llama4TextAttention at p + 1 = 8192: log(1 + 1)·0.1 + 1.
+  CHECK(std::abs(rope::query_scale(*s, 8191) - (std::log(2.0) * 0.1 + 1)) <= 1e-15);
+  Json off = scout;
+  off["text_config"]["attn_temperature_tuning"] = false;
+  CHECK_FALSE(rope::hf_nope_query_scale(off).has_value());
+  Json defaults = scout;  // absent keys: HuggingFace's Llama4TextConfig defaults
+  for (const char* key : {"attn_temperature_tuning", "floor_scale", "attn_scale"}) {
+    defaults["text_config"].erase(key);
+  }
+  const auto d = std::get<rope::Llama4Temperature>(*rope::hf_nope_query_scale(defaults));
+  CHECK(d.floor_scale == 8192);
+  CHECK(d.attn_scale == 0.1);
+  CHECK_FALSE(rope::hf_nope_query_scale(load("llama-3.1-8b")).has_value());  // not Llama 4
+}
+
 TEST_CASE("hf_rope_file reads a file and names a missing one", "[hf_config]") {
   const rope::HfRope r =
       rope::hf_rope_file(std::string(ROPE_TEST_DATA_DIR) + "/configs/qwen3-8b.json");
@@ -480,6 +505,15 @@ TEST_CASE("E59: a value of the wrong type, or a factor or length not finite and 
   Json b = load("gpt-oss-20b");
   b["rope_scaling"]["truncate"] = "no";
   require_config_error(b, {"rope_scaling.truncate must be true or false"});
+  // hf_nope_query_scale's keys
+  Json l = load("llama-4-scout-17b-16e");
+  l["text_config"]["floor_scale"] = 0;
+  rope_test::require_invalid([&] { rope::hf_nope_query_scale(l); },
+                             {"text_config.floor_scale 0 must be a finite number > 0"});
+  l["text_config"]["floor_scale"] = 8192;
+  l["text_config"]["attn_temperature_tuning"] = "yes";
+  rope_test::require_invalid([&] { rope::hf_nope_query_scale(l); },
+                             {"text_config.attn_temperature_tuning must be true or false"});
 }
 
 TEST_CASE("E60: a layer type the config does not have, or one without RoPE", "[errors][E60]") {

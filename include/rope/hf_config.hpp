@@ -70,6 +70,13 @@ HfRope hf_rope_file(const std::string& path, const std::string& layer_type = "fu
 /// are full_attention layers that the engine leaves unrotated.
 std::vector<std::string> hf_layer_types(const nlohmann::json& config);
 
+/// The query scale of Llama 4's layers without RoPE (its no_rope_layers): Llama4Temperature
+/// {floor_scale, attn_scale} when attn_temperature_tuning is true (HuggingFace's default for
+/// model_type llama4 and llama4_text when the key is absent; floor_scale 8192 and attn_scale 0.1
+/// likewise), else none. Pass it to rope::scale_queries for those layers. Throws
+/// std::invalid_argument for a value of the wrong type or a floor_scale not finite and > 0 (E59).
+std::optional<QueryScale> hf_nope_query_scale(const nlohmann::json& config);
+
 /// The pair layout a checkpoint's q/k projection weights expect, by model_type, and its source
 /// (half_split, "HuggingFace rotate_half", unless the architecture is listed otherwise).
 struct HfLayout {
@@ -228,6 +235,29 @@ inline HfLayout hf_layout(const std::string& model_type) {
   return {Layout::half_split,
           "HuggingFace rotate_half: the default of every architecture not "
           "listed as interleaved"};
+}
+
+inline std::optional<QueryScale> hf_nope_query_scale(const nlohmann::json& config) {
+  const detail::ConfigKeys keys(config);
+  const nlohmann::json& type = keys.at("model_type");
+  const bool llama4 = type.is_string() && (type.get<std::string>() == "llama4" ||
+                                           type.get<std::string>() == "llama4_text");
+  const nlohmann::json& tuning = keys.at("attn_temperature_tuning");
+  if (!tuning.is_null() && !tuning.is_boolean()) {
+    detail::config_error(keys.path("attn_temperature_tuning") + " must be true or false");
+  }
+  if (!(tuning.is_null() ? llama4 : tuning.get<bool>())) return std::nullopt;
+  Llama4Temperature t;
+  if (!keys.at("floor_scale").is_null()) {
+    t.floor_scale = detail::positive_of(keys.at("floor_scale"), keys.path("floor_scale"));
+  }
+  if (!keys.at("attn_scale").is_null()) {
+    t.attn_scale = detail::number_of(keys.at("attn_scale"), keys.path("attn_scale"));
+    if (!std::isfinite(t.attn_scale)) {
+      detail::config_error(keys.path("attn_scale") + " must be a finite number");
+    }
+  }
+  return t;
 }
 
 inline std::vector<std::string> hf_layer_types(const nlohmann::json& config) {
