@@ -69,27 +69,6 @@ void scale_queries(View<T> q, std::size_t head_size, const Positions& positions,
 
 namespace detail {
 
-ROPE_DETAIL_COLD inline void check_query_scale_parameters(const QueryScale& scale) {
-  if (const auto* t = std::get_if<Llama4Temperature>(&scale)) {
-    if (!(std::isfinite(t->floor_scale) && t->floor_scale > 0)) {
-      invalid("rope: Llama4Temperature floor_scale %g must be finite and > 0", t->floor_scale);
-    }
-    if (!std::isfinite(t->attn_scale)) {
-      invalid("rope: Llama4Temperature attn_scale %g must be finite", t->attn_scale);
-    }
-  } else {
-    const auto& s = std::get<Llama4Scaling>(scale);
-    if (!std::isfinite(s.llama_4_scaling_beta)) {
-      invalid("rope: Llama4Scaling llama_4_scaling_beta %g must be finite", s.llama_4_scaling_beta);
-    }
-    if (!(std::isfinite(s.original_max_position_embeddings) &&
-          s.original_max_position_embeddings > 0)) {
-      invalid("rope: Llama4Scaling original_max_position_embeddings %g must be finite and > 0",
-              s.original_max_position_embeddings);
-    }
-  }
-}
-
 // The step of the floor at position p, and s of a step. The floor is of a quotient of doubles:
 // exact in every step below 2^53, where HuggingFace's float32 quotient is exact below 2^24.
 inline double query_step(const QueryScale& scale, std::int64_t position) {
@@ -122,8 +101,28 @@ inline std::vector<double> query_scales(const QueryScale& scale, const Positions
 
 }  // namespace detail
 
-inline void check_query_scale(const QueryScale& scale) {
-  detail::check_query_scale_parameters(scale);
+ROPE_DETAIL_COLD inline void check_query_scale(const QueryScale& scale) {
+  if (const auto* t = std::get_if<Llama4Temperature>(&scale)) {
+    if (!(std::isfinite(t->floor_scale) && t->floor_scale > 0)) {
+      detail::invalid("rope: Llama4Temperature floor_scale %g must be finite and > 0",
+                      t->floor_scale);
+    }
+    if (!std::isfinite(t->attn_scale)) {
+      detail::invalid("rope: Llama4Temperature attn_scale %g must be finite", t->attn_scale);
+    }
+  } else {
+    const auto& s = std::get<Llama4Scaling>(scale);
+    if (!std::isfinite(s.llama_4_scaling_beta)) {
+      detail::invalid("rope: Llama4Scaling llama_4_scaling_beta %g must be finite",
+                      s.llama_4_scaling_beta);
+    }
+    if (!(std::isfinite(s.original_max_position_embeddings) &&
+          s.original_max_position_embeddings > 0)) {
+      detail::invalid(
+          "rope: Llama4Scaling original_max_position_embeddings %g must be finite and > 0",
+          s.original_max_position_embeddings);
+    }
+  }
 }
 
 inline double query_scale(const QueryScale& scale, std::int64_t position) {

@@ -169,7 +169,7 @@ void Core<C>::apply_qk(Kernel kernel, ScaleOutside scale_outside, const Geometry
                        const Geometry& k, const Positions& positions, const QueryScale& scale,
                        const Call& call) const {
   const TokenRange range = check_apply_qk(q, k, head_size_, positions, axes_, call);
-  check_query_scale_parameters(scale);
+  check_query_scale(scale);
   apply_qk(unchecked, kernel, scale_outside, q, k, positions, scale,
            Call{call.direction, range, call.execution});
 }
