@@ -37,6 +37,9 @@
 
 #include "buffers.hpp"
 #include "scalar_kernels.hpp"
+#if defined(__AVX512FP16__)
+#include <immintrin.h>
+#endif
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -163,6 +166,30 @@ void convert_in_place(benchmark::State& state, Shape shape) {
   }
   count<T>(state, shape);
 }
+
+#if defined(__AVX512FP16__)
+// convert_in_place for Eigen::half with AVX512-FP16's own conversions (vcvtph2psx, vcvtps2phx)
+// instead of F16C's (vcvtph2ps, vcvtps2ph, what the kernels use): the same widen, multiply and
+// narrow, to show whether the newer instructions would make the 16-bit kernels faster.
+void convert_in_place_avx512fp16(benchmark::State& state, Shape shape) {
+  const std::size_t n = shape.elements();
+  Buffer<Eigen::half> x = filled<Eigen::half>(n, 1);
+  float one = 1.0F;
+  benchmark::DoNotOptimize(one);
+  const __m512 k = _mm512_set1_ps(one);
+  for (auto _ : state) {
+    std::size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+      auto* at = reinterpret_cast<__m256h*>(x.data() + i);
+      _mm256_storeu_ph(at,
+                       _mm512_cvtxps_ph(_mm512_mul_ps(_mm512_cvtxph_ps(_mm256_loadu_ph(at)), k)));
+    }
+    for (; i < n; ++i) x[i] = Eigen::half(float(x[i]) * one);
+    benchmark::ClobberMemory();
+  }
+  count<Eigen::half>(state, shape);
+}
+#endif
 
 // A copy loop with non-temporal stores: what streaming stores can gain on DRAM-sized buffers.
 template <class T>
@@ -449,6 +476,12 @@ void register_type() {
     add(name("stream_copy", type, shape), shape, stream_copy<T>, shape);
     if constexpr (!wide)
       add(name("convert_in_place", type, shape), shape, convert_in_place<T>, shape);
+#if defined(__AVX512FP16__)
+    if constexpr (std::is_same_v<T, Eigen::half>) {
+      add(name("convert_in_place_avx512fp16", type, shape), shape, convert_in_place_avx512fp16,
+          shape);
+    }
+#endif
     for (const Layout layout : kLayouts) {
       const std::string l = std::string("/") + rope::to_string(layout);
       std::vector<Call> calls = {Call::in_place, Call::out_of_place, Call::two_threads};
@@ -510,7 +543,12 @@ class SummaryReporter : public benchmark::ConsoleReporter {
         "(Execution with threads = 2; small calls stay on one thread). vs scalar: scalar loop\n"
         "time / in-place time. memcpy and stream copy: time / the copy loop's time. x convert:\n"
         "(16-bit types) in-place time / time of a pass that only widens to float, multiplies and\n"
-        "rounds back. shift: Rotary::shift time / the in-place limit. x float (16-bit types):\n"
+        "rounds back. FP16 convert (half, AVX512-FP16 targets): time of that pass with\n"
+        "vcvtph2psx/vcvtps2phx / its time with F16C's vcvtph2ps/vcvtps2ph, which the kernels\n"
+        "use. convert x float: that pass's time (F16C) / float's in-place rotation of the same\n"
+        "elements: at 1 or more, converting alone takes as long as float's whole rotation, so no\n"
+        "16-bit kernel that computes in float can match float's element rate on that shape.\n"
+        "shift: Rotary::shift time / the in-place limit. x float (16-bit types):\n"
         "time / float's time for the same elements, shape, layout and call: below 1, more\n"
         "elements per second.\n"
         "Shapes: d128x40/t512 is a head size of 128, 40 heads (32 query + 8 key, Llama 3 8B), 512\n"
@@ -542,6 +580,8 @@ class SummaryReporter : public benchmark::ConsoleReporter {
                                               "memcpy",
                                               "stream copy",
                                               "x convert",
+                                              "FP16 convert",
+                                              "convert x float",
                                               "shift",
                                               "x float",
                                               "x float, out of place"};
@@ -590,6 +630,9 @@ class SummaryReporter : public benchmark::ConsoleReporter {
                           cell(time("memcpy") / copy_limit),
                           cell(time("stream_copy") / copy_limit),
                           cell(apply / time("convert_in_place")),
+                          cell(time("convert_in_place_avx512fp16") / time("convert_in_place")),
+                          cell(narrow ? time("convert_in_place") / time_of("apply" + l, "float")
+                                      : std::nan("")),
                           cell(time("shift" + l) / in_place_limit),
                           cell(vs_float("apply" + l)),
                           cell(vs_float("apply_out_of_place" + l))});

@@ -83,6 +83,25 @@ void in_place(benchmark::State& state, rope::Layout layout, Rows rows) {
   }
 }
 
+// The kernel alone, token by token against one row, without the call's checks and walk: what
+// the access pattern and arithmetic of a head cost out of cache, apart from the library around
+// them.
+void kernel_only(benchmark::State& state, rope::Layout layout, Rows rows) {
+  static_cast<void>(rows);
+  const auto rot = make_rotary(layout, 1);
+  const float* row = rot.table().row(0);
+  const rope::detail::Kernel kernel = rope::detail::kernel_for<kHeadSize / 2, float>(layout);
+  constexpr std::size_t kToken = kHeads * kHeadSize, kHeadBytes = kHeadSize * sizeof(float);
+  for (auto _ : state) {
+    for (std::size_t t = 0; t < kTokens; ++t) {
+      float* token = x().data() + t * kToken;
+      kernel(rope::detail::AnyHeads{token, kHeadBytes, token, kHeadBytes, kHeads}, row,
+             kHeadSize / 2, kHeadSize / 2, false);
+    }
+    benchmark::ClobberMemory();
+  }
+}
+
 void out_of_place(benchmark::State& state, rope::Layout layout, Rows rows) {
   const Case c = make_case(rows);
   const auto rot = make_rotary(layout, c.table_rows);
@@ -113,6 +132,8 @@ int main(int argc, char** argv) {
       {"in_place/half_split_one_row", in_place, Layout::half_split, Rows::one},
       {"in_place/interleaved_one_row", in_place, Layout::interleaved, Rows::one},
       {"in_place/half_split_past_table", in_place, Layout::half_split, Rows::past_table},
+      {"kernel_only/half_split_one_row", kernel_only, Layout::half_split, Rows::one},
+      {"kernel_only/interleaved_one_row", kernel_only, Layout::interleaved, Rows::one},
       {"out_of_place/half_split_rows_streamed", out_of_place, Layout::half_split, Rows::streamed},
       {"out_of_place/interleaved_rows_streamed", out_of_place, Layout::interleaved,
        Rows::streamed}};

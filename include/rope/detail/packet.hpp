@@ -515,7 +515,8 @@ inline Split conjugate(const Split& z) { return {z.even, negate(z.odd)}; }
 
 /// Lane-wise complex product z·e. On AVX-512 and AVX2 with FMA the real part is
 /// z.re·e.re − round(z.im·e.im) and the imaginary part z.re·e.im + round(z.im·e.re), one fused
-/// multiply-add each (Eigen's product on AVX-512; on AVX2 written here); on a Split (even = re,
+/// multiply-add each (the roundings of Eigen's product on AVX-512; written here, so that the
+/// duplications of z fold into its load where x86 has such loads); on a Split (even = re,
 /// odd = im) the same roundings, so that a bfloat16 head rotated on Splits gets the bits of the
 /// float rotation. Elsewhere Eigen's product.
 template <class Z>
@@ -526,6 +527,12 @@ Z complex_mul(const Z& z, const Z& e) {
     const __m512 swapped = _mm512_maskz_permute_ps(0xFFFF, e.v, _MM_SHUFFLE(2, 3, 0, 1));
     return Z(_mm512_fmaddsub_ps(_mm512_maskz_moveldup_ps(0xFFFF, z.v), e.v,
                                 _mm512_mul_ps(_mm512_maskz_movehdup_ps(0xFFFF, z.v), swapped)));
+  } else if constexpr (std::is_same_v<Z, Eigen::internal::Packet4cd>) {
+    // The real parts duplicated by vmovddup, which a load folds into (a load-port instruction,
+    // where Eigen's vpermilpd also takes the shuffle port that the multiplies share).
+    const __m512d swapped = _mm512_maskz_permute_pd(0xFF, e.v, 0x55);
+    return Z(_mm512_fmaddsub_pd(_mm512_maskz_movedup_pd(0xFF, z.v), e.v,
+                                _mm512_mul_pd(_mm512_maskz_permute_pd(0xFF, z.v, 0xFF), swapped)));
   } else {
     return Eigen::internal::pmul(z, e);
   }
@@ -538,7 +545,7 @@ Z complex_mul(const Z& z, const Z& e) {
                                 _mm256_mul_ps(_mm256_movehdup_ps(z.v), swapped)));
   } else if constexpr (std::is_same_v<Z, Eigen::internal::Packet2cd>) {
     const __m256d swapped = _mm256_shuffle_pd(e.v, e.v, 0x5);
-    return Z(_mm256_fmaddsub_pd(_mm256_shuffle_pd(z.v, z.v, 0x0), e.v,
+    return Z(_mm256_fmaddsub_pd(_mm256_movedup_pd(z.v), e.v,
                                 _mm256_mul_pd(_mm256_shuffle_pd(z.v, z.v, 0xF), swapped)));
   } else {
     return Eigen::internal::pmul(z, e);
