@@ -407,6 +407,82 @@ void fused_qk(benchmark::State& state, bool checked, std::size_t tokens) {
                           std::int64_t(2 * tokens * (q_heads + kv_heads) * d * sizeof(float)));
 }
 
+// Keys into a KV cache (Qwen3-8B's attention: 32 query + 8 key heads of 128): the queries rotated
+// in place and the keys written rotated into a half cache at one slot per token, from float or
+// bfloat16 activations. Per token: q read and written (32·128 values of T), k read (8·128 of T),
+// 8·128 halves written to the cache row.
+//   fused     apply_qk(q, q, k, KeyCache<half>{cache, slots}, positions): one pass;
+//   separate  the passes a user writes with this library: apply_qk(q, k) in place, then each
+//             key row converted to half into its slot (vectorised, as the kernels convert);
+//   limit     the fused pass's bytes with the least work: x *= 1 over q's bytes (as float), and
+//             each key row into its slot by the cheapest pass that reads the keys and writes the
+//             row: a narrowing conversion from float (one instruction per register), a copy from
+//             bfloat16 (the same size).
+//   fused_unchecked  the fused pass with rope::unchecked: what the checks cost.
+// The slots are a permutation of the cache's first rows, as a paged cache gives them.
+enum class KvPass { fused, fused_unchecked, separate, limit };
+constexpr std::size_t kKvHeadSize = 128, kKvQueryHeads = 32, kKvKeyHeads = 8;
+
+template <class T>
+void kv_cache(benchmark::State& state, KvPass pass, Layout layout, std::size_t tokens) {
+  using Half = Eigen::half;
+  constexpr std::size_t d = kKvHeadSize, q_row = kKvQueryHeads * d, k_row = kKvKeyHeads * d;
+  const std::size_t cache_rows = 2 * tokens + 64;
+  Buffer<T> q = filled<T>(tokens * q_row, 1);
+  const Buffer<T> k = filled<T>(tokens * k_row, 2);
+  Buffer<Half> cache(cache_rows * k_row, Half(0));
+  std::vector<std::int64_t> slots(tokens);
+  for (std::size_t t = 0; t < tokens; ++t) slots[t] = std::int64_t((t * 7 + 3) % cache_rows);
+  const std::vector<std::int64_t> positions = bench::positions_for(tokens, kDecodePosition);
+  const auto rot = make_rotary<T, 128>(layout);
+  const auto q_view = rope::View<T>::contiguous(q.data(), tokens, kKvQueryHeads, d);
+  const auto k_view = rope::View<const T>::contiguous(k.data(), tokens, kKvKeyHeads, d);
+  const rope::KeyCache<Half> to{
+      rope::View<Half>::contiguous(cache.data(), cache_rows, kKvKeyHeads, d),
+      rope::Slots(slots.data(), tokens)};
+  Buffer<T> k_work = k;  // the separate passes rotate the keys in place
+  const auto k_work_view = rope::View<T>::contiguous(k_work.data(), tokens, kKvKeyHeads, d);
+  using FloatArray = Eigen::Array<float, Eigen::Dynamic, 1>;
+  float one = 1;  // the compiler may not drop the multiplies by a known 1
+  benchmark::DoNotOptimize(one);
+  for (auto _ : state) {
+    switch (pass) {
+      case KvPass::fused:
+        rot.apply_qk(q_view, q_view, k_view, to, positions.data());
+        break;
+      case KvPass::fused_unchecked:
+        rot.apply_qk(rope::unchecked, q_view, q_view, k_view, to, positions.data());
+        break;
+      case KvPass::separate:
+        rot.apply_qk(q_view, k_work_view, positions.data());
+        for (std::size_t t = 0; t < tokens; ++t) {
+          rope::detail::convert_values(k_work.data() + t * k_row,
+                                       cache.data() + std::size_t(slots[t]) * k_row, k_row);
+        }
+        break;
+      case KvPass::limit:
+        for (std::size_t t = 0; t < tokens; ++t) {
+          Eigen::Map<FloatArray>(reinterpret_cast<float*>(q.data() + t * q_row),
+                                 Eigen::Index(q_row * sizeof(T) / sizeof(float))) *= one;
+          Half* row = cache.data() + std::size_t(slots[t]) * k_row;
+          if constexpr (std::is_same_v<T, float>) {
+            rope::detail::convert_values(k.data() + t * k_row, row, k_row);
+          } else {
+            std::memcpy(static_cast<void*>(row), k.data() + t * k_row, k_row * sizeof(Half));
+          }
+        }
+        break;
+    }
+    benchmark::ClobberMemory();
+  }
+  // Bytes read and written by the fused pass.
+  const std::size_t bytes =
+      tokens * (2 * q_row * sizeof(T) + k_row * sizeof(T) + k_row * sizeof(Half));
+  state.SetBytesProcessed(std::int64_t(state.iterations()) * std::int64_t(bytes));
+  state.SetItemsProcessed(std::int64_t(state.iterations()) *
+                          std::int64_t(tokens * (q_row + k_row)));
+}
+
 // Multi-axis RoPE against ordinary RoPE on the same buffer: q and k of a fused
 // [tokens][28 + 4 + 4 heads][128] QKV buffer (Qwen2-VL-7B's attention), rotated by apply_qk.
 //   1d           Positions, ordinary RoPE (the reference cost);
@@ -759,6 +835,24 @@ int main(int argc, char** argv) {
     const std::string shape = "/float/d128x48/t" + std::to_string(tokens);
     benchmark::RegisterBenchmark(("fused_qk_checked" + shape).c_str(), fused_qk, true, tokens);
     benchmark::RegisterBenchmark(("fused_qk_unchecked" + shape).c_str(), fused_qk, false, tokens);
+  }
+  for (const std::size_t tokens : {1U, 16U, 512U}) {
+    for (const Layout layout : kLayouts) {
+      const std::pair<const char*, KvPass> passes[] = {{"fused", KvPass::fused},
+                                                       {"fused_unchecked", KvPass::fused_unchecked},
+                                                       {"separate", KvPass::separate},
+                                                       {"limit", KvPass::limit}};
+      for (const auto& [pass_name, pass] : passes) {
+        const std::string tail =
+            std::string("/") + rope::to_string(layout) + "/t" + std::to_string(tokens);
+        benchmark::RegisterBenchmark(
+            ("kv_cache_" + std::string(pass_name) + "/float" + tail).c_str(), kv_cache<float>, pass,
+            layout, tokens);
+        benchmark::RegisterBenchmark(
+            ("kv_cache_" + std::string(pass_name) + "/bfloat16" + tail).c_str(),
+            kv_cache<Eigen::bfloat16>, pass, layout, tokens);
+      }
+    }
   }
   for (const std::size_t tokens : {1U, 512U}) {
     const std::string shape = "/float/d128x36/t" + std::to_string(tokens);

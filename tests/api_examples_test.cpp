@@ -515,3 +515,45 @@ TEST_CASE("api.md: multi-axis RoPE for a vision-language model and its vision en
   REQUIRE(std::all_of(x.begin(), x.begin() + 16 * 80, [](float v) { return v == 1.0f; }));
   REQUIRE(x[16 * 80 + 20] != 1.0f);
 }
+
+TEST_CASE("api.md: keys into a KV cache", "[api][key_cache]") {
+  constexpr std::size_t q_heads = 4, k_heads = 2, d = 128, tokens = 3, pages = 2, page_rows = 4;
+  const rope::Rotary<float, 128> rot;
+  std::mt19937_64 rng(29);
+  const auto q_in = rope_test::random_vector<float>(tokens * q_heads * d, rng);
+  const auto k = rope_test::random_vector<float>(tokens * k_heads * d, rng);
+  std::vector<float> q = q_in, q_ring(q_in.size()), q_sep = q_in, k_sep = k;
+  std::vector<Eigen::half> cache(pages * page_rows * k_heads * d, Eigen::half(0));
+  const std::int64_t positions[tokens] = {5, 6, 7};
+  // [api: key cache]
+  // A half cache of 8 rows (two pages of 4): token 0 into row 6, token 2 into row 1, token 1
+  // skipped; q rotated in place in the same pass.
+  const auto cache_rows =
+      rope::View<Eigen::half>::contiguous(cache.data(), pages * page_rows, k_heads, d);
+  const std::int32_t slots[tokens] = {6, -1, 1};
+  const auto q_view = rope::View<float>::contiguous(q.data(), tokens, q_heads, d);
+  const auto k_view = rope::View<const float>::contiguous(k.data(), tokens, k_heads, d);
+  rot.apply_qk(q_view, q_view, k_view, rope::KeyCache<Eigen::half>{cache_rows, {slots, tokens}},
+               positions);
+  // A ring buffer of the last 8 positions: token t into row (5 + t) mod 8; q out of place.
+  const auto q_source = rope::View<const float>::contiguous(q_in.data(), tokens, q_heads, d);
+  const auto q_out = rope::View<float>::contiguous(q_ring.data(), tokens, q_heads, d);
+  rot.apply_qk(q_source, q_out, k_view,
+               rope::KeyCache<Eigen::half>{cache_rows, rope::Slots::ring(5)}, positions);
+  // [api: key cache end]
+  // Both: the queries bit for bit apply_qk's, each key value converted to half into its row.
+  rot.apply_qk(rope::View<float>::contiguous(q_sep.data(), tokens, q_heads, d),
+               rope::View<float>::contiguous(k_sep.data(), tokens, k_heads, d), positions);
+  REQUIRE(q == q_sep);
+  REQUIRE(q_ring == q_sep);
+  // Rows 5, 6, 7: the ring's tokens 0, 1, 2; row 1: token 2 of the first call; the rest 0.
+  const std::size_t row = k_heads * d;
+  for (std::size_t i = 0; i < cache.size(); ++i) {
+    const std::size_t r = i / row;
+    const float value = r >= 5   ? k_sep[(r - 5) * row + i % row]
+                        : r == 1 ? k_sep[2 * row + i % row]
+                                 : 0.0f;
+    const Eigen::half want(value);
+    REQUIRE(std::memcmp(&cache[i], &want, sizeof want) == 0);
+  }
+}

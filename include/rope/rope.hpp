@@ -9,6 +9,7 @@
 #include <rope/cache.hpp>
 #include <rope/execution.hpp>
 #include <rope/frequencies.hpp>
+#include <rope/key_cache.hpp>
 #include <rope/layout.hpp>
 #include <rope/multimodal.hpp>
 #include <rope/positions.hpp>

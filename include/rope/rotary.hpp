@@ -17,6 +17,7 @@
 #include <rope/detail/walk.hpp>
 #include <rope/execution.hpp>
 #include <rope/frequencies.hpp>
+#include <rope/key_cache.hpp>
 #include <rope/layout.hpp>
 #include <rope/options.hpp>
 #include <rope/positions.hpp>
@@ -115,6 +116,29 @@ class Rotary {
   void apply_qk(View<T> q, View<T> k, const Positions& positions, const QueryScale& scale,
                 const Call& call = {}) const;
 
+  /// Rotates queries and keys of the same tokens in one pass, the keys straight into a KV cache:
+  /// q into q_out (which may be q: in place), and k into row cache.slots(t) of cache.rows, in
+  /// the cache's type K (float, Eigen::half or Eigen::bfloat16 for T computed in float; double
+  /// for double), computed in compute_t<T> and rounded once. Each token's row is read once for
+  /// both. The cache row of token t holds the bits of rotating k out of place into float (or
+  /// double), then converting to K: with K = T, those of apply. A negative slot skips the token's
+  /// keys (its queries are rotated); cache rows no slot names are not touched.
+  ///
+  /// Throws as apply_qk does, and std::invalid_argument if the cache's head count is not k's
+  /// (E67), the cache has not k's shape without slots (E68), the slots are not one per token of
+  /// k (E69), two tokens of the call take the same row (E71), or the cache shares a byte with
+  /// q, q_out or k (E72); std::out_of_range for a slot at or past the cache's rows (E70).
+  /// Nothing is written before the checks pass. O(tokens · (q heads + k heads) · rotary_dim).
+  template <class K>
+  void apply_qk(View<const T> q, View<T> q_out, View<const T> k, const KeyCache<K>& cache,
+                const Positions& positions, const Call& call = {}) const;
+
+  /// The same, with the queries also multiplied by scale's s(positions(t)), as
+  /// apply_qk(q, k, positions, scale) does; throws as both do.
+  template <class K>
+  void apply_qk(View<const T> q, View<T> q_out, View<const T> k, const KeyCache<K>& cache,
+                const Positions& positions, const QueryScale& scale, const Call& call = {}) const;
+
   /// Context shift: rotates keys already at their positions m by `delta` more positions, in
   /// place, so that they become the keys of positions m + delta (delta < 0 moves them back;
   /// Direction::inverse moves them by −delta).
@@ -141,6 +165,13 @@ class Rotary {
   void apply_qk(Unchecked, View<T> q, View<T> k, const Positions& positions,
                 const QueryScale& scale, const Call& call = {}) const;
   void shift(Unchecked, View<T> keys, std::int64_t delta, const Call& call = {}) const;
+  template <class K>
+  void apply_qk(Unchecked, View<const T> q, View<T> q_out, View<const T> k,
+                const KeyCache<K>& cache, const Positions& positions, const Call& call = {}) const;
+  template <class K>
+  void apply_qk(Unchecked, View<const T> q, View<T> q_out, View<const T> k,
+                const KeyCache<K>& cache, const Positions& positions, const QueryScale& scale,
+                const Call& call = {}) const;
 
   // ---- conveniences, one line each -------------------------------------------------------------
 
@@ -166,6 +197,10 @@ class Rotary {
   static std::size_t checked_head_size(std::size_t head_size);
   // The kernel of T for the layout: a fixed Dim bounds the rotated pairs, whole head or partial.
   detail::Kernel kernel() const noexcept;
+  // The views of a call into a cache of K, with the kernels from T to K.
+  template <class K>
+  detail::CacheJobs cache_jobs(View<const T> q, View<T> q_out, View<const T> k,
+                               const KeyCache<K>& cache) const noexcept;
 
   // Everything but the kernels: compiled once per Compute type (detail/core.hpp).
   detail::Core<Compute> core_;

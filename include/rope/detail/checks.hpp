@@ -8,12 +8,15 @@
 #include <rope/config.hpp>
 #if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include <rope/detail/geometry.hpp>
 #include <rope/execution.hpp>
+#include <rope/key_cache.hpp>
 #include <rope/positions.hpp>
 #include <rope/view.hpp>
 
@@ -374,6 +377,106 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_apply_qk(const Geometry& q, const G
   if (call.execution.streaming_stores) {
     check_streaming(q, q);
     check_streaming(k, k);
+  }
+  return range;
+}
+
+// The slots of the tokens of range into a cache of `rows` rows: given for every token of the
+// call, inside the cache or negative (skipped), and no row written twice.
+ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_slots(const Slots& slots,
+                                                              std::size_t tokens, std::size_t rows,
+                                                              TokenRange range) {
+  const std::size_t count = range.last - range.first;
+  if (slots.kind() == Slots::Kind::ring) {
+    if (count > rows) {
+      invalid("rope: a ring of %zu cache rows cannot take the %zu tokens of the call", rows, count);
+    }
+    return;
+  }
+  if (slots.size() != tokens) {
+    invalid("rope: %zu slots given for the %zu tokens of k", slots.size(), tokens);
+  }
+  for (std::size_t t = range.first; t < range.last; ++t) {
+    const std::int64_t slot = slots.row(t, rows);
+    if (slot >= 0 && static_cast<std::uint64_t>(slot) >= rows) {
+      out_of_range("rope: slot %lld of token %zu is outside the cache's rows [0, %zu)",
+                   static_cast<long long>(slot), t, rows);
+    }
+  }
+  const auto twice = [](std::size_t a, std::size_t b, std::int64_t slot) {
+    invalid("rope: tokens %zu and %zu both have slot %lld: each cache row takes one token", a, b,
+            static_cast<long long>(slot));
+  };
+  // A row taken twice: by comparing pairs up to 32 tokens (decode steps: no allocation), by
+  // sorting (row, token) beyond.
+  if (count <= 32) {
+    for (std::size_t t = range.first; t < range.last; ++t) {
+      const std::int64_t slot = slots.row(t, rows);
+      for (std::size_t u = range.first; u < t && slot >= 0; ++u) {
+        if (slots.row(u, rows) == slot) twice(u, t, slot);
+      }
+    }
+    return;
+  }
+  std::vector<std::pair<std::int64_t, std::size_t>> taken;
+  taken.reserve(count);
+  for (std::size_t t = range.first; t < range.last; ++t) {
+    const std::int64_t slot = slots.row(t, rows);
+    if (slot >= 0) taken.emplace_back(slot, t);
+  }
+  std::sort(taken.begin(), taken.end());
+  for (std::size_t i = 1; i < taken.size(); ++i) {
+    if (taken[i].first == taken[i - 1].first)
+      twice(taken[i - 1].second, taken[i].second, taken[i].first);
+  }
+}
+
+// The checks of apply_qk(q, q_out, k, cache, positions, call): q into q_out as apply; k as
+// apply_qk's; the cache's heads, its rows against the slots; no view that is written shares a
+// byte with another view. Returns the call's token range.
+ROPE_DETAIL_NOINLINE inline TokenRange check_apply_qk_cache(
+    const Geometry& q, const Geometry& q_out, const Geometry& k, const Geometry& cache,
+    const Slots& slots, std::size_t head_size, const Positions& positions, std::size_t axes,
+    const Call& call) {
+  check_view("q", q, head_size);
+  check_view("q_out", q_out, head_size);
+  check_view("k", k, head_size);
+  check_view("cache", cache, head_size);
+  check_same_shape("q", q, "q_out", q_out);
+  if (q.batches != k.batches || q.tokens != k.tokens) {
+    invalid("rope: q has %zu tokens but k has %zu", q.rows(), k.rows());
+  }
+  if (cache.heads != k.heads) {
+    invalid("rope: the cache has %zu heads but k has %zu", cache.heads, k.heads);
+  }
+  if (slots.kind() == Slots::Kind::same_rows) check_same_shape("k", k, "cache", cache);
+  // Views whose extents do not meet are disjoint: that test first, inline, as the five pairs of a
+  // decode step would otherwise cost more than its rotation of the keys (layout_bench kv_cache).
+  const auto extent_end = [head_size](const Geometry& v) {
+    return v.data + (v.batches - 1) * v.batch_stride + v.span(head_size);
+  };
+  const auto disjoint = [&](const char* a_name, const Geometry& a, const char* b_name,
+                            const Geometry& b) {
+    if (a.rows() == 0 || a.heads == 0 || b.rows() == 0 || b.heads == 0) return;
+    if (a.data < extent_end(b) && b.data < extent_end(a)) {
+      check_disjoint(a_name, a, b_name, b, head_size, false);
+    }
+  };
+  check_disjoint("q", q, "q_out", q_out, head_size, true);
+  disjoint("q", q, "k", k);
+  disjoint("q_out", q_out, "k", k);
+  disjoint("cache", cache, "q", q);
+  disjoint("cache", cache, "q_out", q_out);
+  disjoint("cache", cache, "k", k);
+  const TokenRange range = call.tokens.value_or(TokenRange{0, q.rows()});
+  check_range(range, q.rows());
+  if (slots.kind() != Slots::Kind::same_rows && k.heads != 0) {
+    check_slots(slots, k.rows(), cache.rows(), range);
+  }
+  check_positions(positions, range, q.tokens, axes);
+  if (call.execution.streaming_stores) {
+    check_streaming(q, q_out);
+    check_streaming(k, cache);
   }
   return range;
 }

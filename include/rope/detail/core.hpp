@@ -34,6 +34,17 @@ std::vector<V> first(const std::vector<V>& v, std::size_t n) {
   return std::vector<V>(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n));
 }
 
+// The views of a fused apply_qk into a key cache, and the cache's side of the kernels: k_kernel
+// rotates keys into the cache's type, k_outside converts what it leaves (partial rotary), and
+// scale_outside scales the queries' coordinates outside the slice (with a QueryScale).
+struct CacheJobs {
+  Geometry q, q_out, k, cache;
+  const Slots* slots;
+  Kernel k_kernel;
+  CopyOutside k_outside;
+  ScaleOutside scale_outside;
+};
+
 template <class C>
 class Core {
  public:
@@ -65,6 +76,12 @@ class Core {
   void apply_qk(Unchecked, Kernel kernel, ScaleOutside scale_outside, const Geometry& q,
                 const Geometry& k, const Positions& positions, const QueryScale& scale,
                 const Call& call) const;
+  // The fused apply_qk into a key cache: q into q_out with `kernel`, k into the cache rows of
+  // the slots with the cache's (k_kernel, k_outside); queries scaled where `scale` is not null.
+  void apply_qk(Kernel kernel, const CacheJobs& jobs, const Positions& positions,
+                const QueryScale* scale, const Call& call) const;
+  void apply_qk(Unchecked, Kernel kernel, const CacheJobs& jobs, const Positions& positions,
+                const QueryScale* scale, const Call& call) const;
   void shift(Kernel kernel, const Geometry& keys, std::int64_t delta, const Call& call) const;
   void shift(Unchecked, Kernel kernel, const Geometry& keys, std::int64_t delta,
              const Call& call) const;
@@ -183,6 +200,29 @@ void Core<C>::apply_qk(Unchecked, Kernel kernel, ScaleOutside scale_outside, con
   const Job jobs[2] = {{q, q, scales.data(), scale_outside}, {k, k}};
   run(TableRows<C>{rows(), &positions, q.tokens}, kernel, jobs, 2, slice(), range, call.direction,
       call.execution);
+}
+
+template <class C>
+void Core<C>::apply_qk(Kernel kernel, const CacheJobs& jobs, const Positions& positions,
+                       const QueryScale* scale, const Call& call) const {
+  const TokenRange range = check_apply_qk_cache(jobs.q, jobs.q_out, jobs.k, jobs.cache, *jobs.slots,
+                                                head_size_, positions, axes_, call);
+  if (scale != nullptr) check_query_scale(*scale);
+  apply_qk(unchecked, kernel, jobs, positions, scale, Call{call.direction, range, call.execution});
+}
+
+template <class C>
+void Core<C>::apply_qk(Unchecked, Kernel kernel, const CacheJobs& jobs, const Positions& positions,
+                       const QueryScale* scale, const Call& call) const {
+  const TokenRange range = call.tokens.value_or(TokenRange{0, jobs.q.rows()});
+  std::vector<double> scales;
+  if (scale != nullptr) scales = query_scales(*scale, positions, range, jobs.q.tokens);
+  const Slots* slots = jobs.slots->kind() == Slots::Kind::same_rows ? nullptr : jobs.slots;
+  const Job both[2] = {
+      {jobs.q, jobs.q_out, scale != nullptr ? scales.data() : nullptr, jobs.scale_outside},
+      {jobs.k, jobs.cache, nullptr, nullptr, jobs.k_kernel, jobs.k_outside, slots}};
+  run(TableRows<C>{rows(), &positions, jobs.q.tokens}, kernel, both, 2, slice(), range,
+      call.direction, call.execution);
 }
 
 template <class C>

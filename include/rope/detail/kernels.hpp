@@ -37,12 +37,15 @@ namespace detail {
 
 using Eigen::Index;
 
-// The heads of one token: head n is read at src + n·src_stride, written at dst + n·dst_stride.
-template <class T>
+// The heads of one token: head n is read at src + n·src_stride (strides in elements), written at
+// dst + n·dst_stride. S and D differ only for keys written into a cache of another type (float
+// keys into a half cache, say); both compute in the same C.
+template <class S, class D = S>
 struct TokenHeads {
-  const T* src;
+  static_assert(std::is_same_v<compute_t<S>, compute_t<D>>, "S and D compute in the same type");
+  const S* src;
   std::size_t src_stride;
-  T* dst;
+  D* dst;
   std::size_t dst_stride;
   std::size_t count;
 };
@@ -70,6 +73,12 @@ template <class T>
 using ValueRegister = typename Registers<T>::Values;
 template <class T>
 using PairRegister = typename Registers<T>::Pairs;
+
+// The registers of a kernel from S to D: T's own, but a Split only where both sides split (a
+// Split is stored to its own 16-bit type only; bfloat16 keys into a half cache go through plain
+// registers of float, widened and narrowed one register at a time).
+template <class S, class D>
+using KernelRegisters = Registers<S, simd::native::splits<S>() && std::is_same_v<S, D>>;
 
 // The register width of a kernel's main loop: Budget registers of the row's chunk, but no more
 // than a head of at most Half pairs can use (Half fixed at compile time, or Eigen::Dynamic).
@@ -103,11 +112,11 @@ Index for_each_chunk(Index h, Index j, const Chunk& chunk) {
 
 // Pairs [j, j + N·L) of every head, N registers of cos and N of sin held across the heads; the
 // row holds n cosines, then n sines.
-template <int N, class T>
-void half_split_chunk(const TokenHeads<T>& heads, const compute_t<T>* row, Index n_row, Index h,
+template <int N, class S, class D>
+void half_split_chunk(const TokenHeads<S, D>& heads, const compute_t<S>* row, Index n_row, Index h,
                       Index j, bool inverse) {
-  using P = ValueRegister<T>;
-  constexpr Index L = Registers<T>::kValues;
+  using P = typename KernelRegisters<S, D>::Values;
+  constexpr Index L = KernelRegisters<S, D>::kValues;
   P c[N], s[N];
   for (int k = 0; k < N; ++k) {
     c[k] = simd::load<P>(row + j + k * L);
@@ -116,8 +125,8 @@ void half_split_chunk(const TokenHeads<T>& heads, const compute_t<T>* row, Index
   }
   // Locals, not heads.*: the stores below may alias any memory, which would force a reload.
   const std::size_t src_stride = heads.src_stride, dst_stride = heads.dst_stride;
-  const T* x = heads.src;
-  T* y = heads.dst;
+  const S* x = heads.src;
+  D* y = heads.dst;
   for (std::size_t n = heads.count; n > 0; --n, x += src_stride, y += dst_stride) {
     for (int k = 0; k < N; ++k) {
       const Index i = j + k * L;
@@ -131,36 +140,38 @@ void half_split_chunk(const TokenHeads<T>& heads, const compute_t<T>* row, Index
 // The pairs [done, n) of every head, fewer than one register: copied into a zero-padded
 // one-register head [a | b] and rotated by half_split_chunk<1> against the padded row [c | s],
 // so that their bits come from the same packet arithmetic as the other pairs.
-template <class T>
-void remainder_half_split(const TokenHeads<T>& heads, const compute_t<T>* row, Index n_row, Index h,
-                          Index done, bool inverse) {
-  using C = compute_t<T>;
-  constexpr Index L = Registers<T>::kValues;
+template <class S, class D>
+void remainder_half_split(const TokenHeads<S, D>& heads, const compute_t<S>* row, Index n_row,
+                          Index h, Index done, bool inverse) {
+  using C = compute_t<S>;
+  constexpr Index L = KernelRegisters<S, D>::kValues;
   const Index r = n_row - done;
   alignas(64) C cs[2 * L] = {};
   std::copy(row + done, row + n_row, cs);
   std::copy(row + n_row + done, row + 2 * n_row, cs + L);
-  alignas(64) T ab[2 * L] = {};
+  alignas(64) S ab[2 * L] = {};
+  alignas(64) D out[2 * L] = {};
   for (std::size_t n = 0; n < heads.count; ++n) {
-    const T* x = heads.src + n * heads.src_stride;
-    T* y = heads.dst + n * heads.dst_stride;
+    const S* x = heads.src + n * heads.src_stride;
+    D* y = heads.dst + n * heads.dst_stride;
     std::copy(x + done, x + done + r, ab);
     std::copy(x + h + done, x + h + done + r, ab + L);
-    half_split_chunk<1>(TokenHeads<T>{ab, 0, ab, 0, 1}, cs, L, L, 0, inverse);
-    std::copy(ab, ab + r, y + done);
-    std::copy(ab + L, ab + L + r, y + h + done);
+    half_split_chunk<1>(TokenHeads<S, D>{ab, 0, out, 0, 1}, cs, L, L, 0, inverse);
+    std::copy(out, out + r, y + done);
+    std::copy(out + L, out + L + r, y + h + done);
   }
 }
 
 // The first n pairs (j, j + h) of every head, n <= h; the coordinates of the pairs [n, h) are
 // not touched. Half bounds n at compile time (n <= Half, from a fixed Dim), or is Eigen::Dynamic;
 // it only prunes the register widths that cannot fit.
-template <int Half, class T>
-void rotate_half_split(const TokenHeads<T>& heads, const compute_t<T>* row, Index n, Index h,
+template <int Half, class S, class D>
+void rotate_half_split(const TokenHeads<S, D>& heads, const compute_t<S>* row, Index n, Index h,
                        bool inverse) {
-  constexpr Index L = Registers<T>::kValues;
+  using R = KernelRegisters<S, D>;
+  constexpr Index L = R::kValues;
   // Main part: cos and sin registers take at most half the register file.
-  const Index done = for_each_chunk<kWide<simd::kRegisters / 4 / Registers<T>::kEach, L, Half>, L>(
+  const Index done = for_each_chunk<kWide<simd::kRegisters / 4 / R::kEach, L, Half>, L>(
       n, 0,
       [&](auto w, Index j) { half_split_chunk<decltype(w)::value>(heads, row, n, h, j, inverse); });
   // Remainder: the last r = n − done < L pairs, through the same packet arithmetic as the main
@@ -183,10 +194,11 @@ void rotate_half_split(const TokenHeads<T>& heads, const compute_t<T>* row, Inde
 // the size and alignment of C[2]), so a head needs no more alignment than T (docs/design.md).
 
 // Pairs [j, j + N·L) of every head, N registers of e^{iφ} held across the heads.
-template <int N, class T>
-void interleaved_chunk(const TokenHeads<T>& heads, const compute_t<T>* row, Index j, bool inverse) {
-  using Z = PairRegister<T>;
-  constexpr Index L = Registers<T>::kPairs;
+template <int N, class S, class D>
+void interleaved_chunk(const TokenHeads<S, D>& heads, const compute_t<S>* row, Index j,
+                       bool inverse) {
+  using Z = typename KernelRegisters<S, D>::Pairs;
+  constexpr Index L = KernelRegisters<S, D>::kPairs;
   Z e[N];
   for (int k = 0; k < N; ++k) {
     e[k] = simd::load<Z>(row + 2 * (j + k * L));
@@ -194,8 +206,8 @@ void interleaved_chunk(const TokenHeads<T>& heads, const compute_t<T>* row, Inde
   }
   // Locals, not heads.*: the stores below may alias any memory, which would force a reload.
   const std::size_t src_stride = heads.src_stride, dst_stride = heads.dst_stride;
-  const T* x = heads.src;
-  T* y = heads.dst;
+  const S* x = heads.src;
+  D* y = heads.dst;
   for (std::size_t n = heads.count; n > 0; --n, x += src_stride, y += dst_stride) {
     for (int k = 0; k < N; ++k) {
       const Index i = 2 * (j + k * L);  // pair j + k·L starts at coordinate i
@@ -206,29 +218,31 @@ void interleaved_chunk(const TokenHeads<T>& heads, const compute_t<T>* row, Inde
 
 // The pairs [done, h) of every head, fewer than one register: rotated by interleaved_chunk<1>
 // in a zero-padded copy, as for half_split.
-template <class T>
-void remainder_interleaved(const TokenHeads<T>& heads, const compute_t<T>* row, Index h, Index done,
-                           bool inverse) {
-  using C = compute_t<T>;
-  constexpr Index L = Registers<T>::kPairs;
+template <class S, class D>
+void remainder_interleaved(const TokenHeads<S, D>& heads, const compute_t<S>* row, Index h,
+                           Index done, bool inverse) {
+  using C = compute_t<S>;
+  constexpr Index L = KernelRegisters<S, D>::kPairs;
   alignas(64) C e[2 * L] = {};
   std::copy(row + 2 * done, row + 2 * h, e);
-  alignas(64) T z[2 * L] = {};
+  alignas(64) S z[2 * L] = {};
+  alignas(64) D out[2 * L] = {};
   for (std::size_t n = 0; n < heads.count; ++n) {
-    const T* x = heads.src + n * heads.src_stride;
-    T* y = heads.dst + n * heads.dst_stride;
+    const S* x = heads.src + n * heads.src_stride;
+    D* y = heads.dst + n * heads.dst_stride;
     std::copy(x + 2 * done, x + 2 * h, z);
-    interleaved_chunk<1>(TokenHeads<T>{z, 0, z, 0, 1}, e, 0, inverse);
-    std::copy(z, z + 2 * (h - done), y + 2 * done);
+    interleaved_chunk<1>(TokenHeads<S, D>{z, 0, out, 0, 1}, e, 0, inverse);
+    std::copy(out, out + 2 * (h - done), y + 2 * done);
   }
 }
 
-template <int Half, class T>
-void rotate_interleaved(const TokenHeads<T>& heads, const compute_t<T>* row, Index h,
+template <int Half, class S, class D>
+void rotate_interleaved(const TokenHeads<S, D>& heads, const compute_t<S>* row, Index h,
                         bool inverse) {
-  constexpr Index L = Registers<T>::kPairs;
+  using R = KernelRegisters<S, D>;
+  constexpr Index L = R::kPairs;
   // Main part: e^{iφ} registers take at most half the register file.
-  const Index done = for_each_chunk<kWide<simd::kRegisters / 2 / Registers<T>::kEach, L, Half>, L>(
+  const Index done = for_each_chunk<kWide<simd::kRegisters / 2 / R::kEach, L, Half>, L>(
       h, 0,
       [&](auto n, Index j) { interleaved_chunk<decltype(n)::value>(heads, row, j, inverse); });
   // Remainder: the pairs not covered by whole registers, as one zero-padded register (as for

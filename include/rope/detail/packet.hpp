@@ -197,6 +197,26 @@ inline void narrow_split(Eigen::bfloat16* to, __m512 even, __m512 odd) {
                       _mm512_mask_blend_epi16(0xAAAAAAAA, low, rounded_upper_half(odd)));
 }
 #endif
+// 16 bfloat16 values in one register of float, in their order: a kernel from bfloat16 keys into a
+// cache of another type, which cannot use Splits. Written here rather than through Eigen's cast,
+// whose unmasked intrinsics GCC 12 reports in the caller's TU (bug 105593, as for widen above);
+// narrowed with the rounding of narrow_split.
+inline __m512 widen(const Eigen::bfloat16* from, __m512 /*register type*/) {
+  const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from));
+  return _mm512_castsi512_ps(
+      _mm512_maskz_slli_epi32(0xFFFF, _mm512_maskz_cvtepu16_epi32(0xFFFF, w), 16));
+}
+inline __m256i narrow(const Eigen::bfloat16* /*type*/, __m512 v) {
+#if defined(__AVX512BF16__)
+  return reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(v));
+#else
+  return _mm512_maskz_cvtepi32_epi16(0xFFFF,
+                                     _mm512_maskz_srli_epi32(0xFFFF, rounded_upper_half(v), 16));
+#endif
+}
+inline void store(Eigen::bfloat16* to, __m256i v) {
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(to), v);
+}
 // 32 floats as their even-indexed and odd-indexed values (a table row split as the heads are).
 inline void split(const float* from, __m512& even, __m512& odd) {
   const __m512 lo = _mm512_loadu_ps(from), hi = _mm512_loadu_ps(from + 16);

@@ -62,6 +62,56 @@ void Rotary<T, Dim>::apply_qk(Unchecked, View<T> q, View<T> k, const Positions& 
 }
 
 template <class T, int Dim>
+template <class K>
+detail::CacheJobs Rotary<T, Dim>::cache_jobs(View<const T> q, View<T> q_out, View<const T> k,
+                                             const KeyCache<K>& cache) const noexcept {
+  static_assert(is_storage_type_v<K> && std::is_same_v<compute_t<K>, Compute>,
+                "rope::KeyCache<K>: K must compute in T's type: float, Eigen::half or "
+                "Eigen::bfloat16 for float and 16-bit T; double for double");
+  constexpr int kHalf = Dim == Eigen::Dynamic ? Eigen::Dynamic : Dim / 2;
+  return {q,
+          q_out,
+          k,
+          cache.rows,
+          &cache.slots,
+          detail::kernel_for<kHalf, T, K>(layout()),
+          &detail::convert_outside_slice<T, K>,
+          &detail::scale_outside_slice<T>};
+}
+
+template <class T, int Dim>
+template <class K>
+void Rotary<T, Dim>::apply_qk(View<const T> q, View<T> q_out, View<const T> k,
+                              const KeyCache<K>& cache, const Positions& positions,
+                              const Call& call) const {
+  core_.apply_qk(kernel(), cache_jobs(q, q_out, k, cache), positions, nullptr, call);
+}
+
+template <class T, int Dim>
+template <class K>
+void Rotary<T, Dim>::apply_qk(View<const T> q, View<T> q_out, View<const T> k,
+                              const KeyCache<K>& cache, const Positions& positions,
+                              const QueryScale& scale, const Call& call) const {
+  core_.apply_qk(kernel(), cache_jobs(q, q_out, k, cache), positions, &scale, call);
+}
+
+template <class T, int Dim>
+template <class K>
+void Rotary<T, Dim>::apply_qk(Unchecked, View<const T> q, View<T> q_out, View<const T> k,
+                              const KeyCache<K>& cache, const Positions& positions,
+                              const Call& call) const {
+  core_.apply_qk(unchecked, kernel(), cache_jobs(q, q_out, k, cache), positions, nullptr, call);
+}
+
+template <class T, int Dim>
+template <class K>
+void Rotary<T, Dim>::apply_qk(Unchecked, View<const T> q, View<T> q_out, View<const T> k,
+                              const KeyCache<K>& cache, const Positions& positions,
+                              const QueryScale& scale, const Call& call) const {
+  core_.apply_qk(unchecked, kernel(), cache_jobs(q, q_out, k, cache), positions, &scale, call);
+}
+
+template <class T, int Dim>
 void Rotary<T, Dim>::shift(View<T> keys, std::int64_t delta, const Call& call) const {
   core_.shift(kernel(), keys, delta, call);
 }

@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -33,6 +34,7 @@
 #include <rope/detail/packet.hpp>
 #include <rope/detail/threads.hpp>
 #include <rope/execution.hpp>
+#include <rope/key_cache.hpp>
 #include <rope/layout.hpp>
 #include <rope/scalar.hpp>
 #include <rope/view.hpp>
@@ -70,21 +72,62 @@ void scale_values(T* values, std::size_t count, double s) {
   for (; i < count; ++i) values[i] = static_cast<T>(static_cast<C>(values[i]) * factor);
 }
 
+// Converts `count` values of S at `from` into D at `to`, rounded once to nearest even: whole
+// registers of C = compute_t<S>, then one value at a time, with the same bits.
+template <class S, class D>
+void convert_values(const S* from, D* to, std::size_t count) {
+  using C = compute_t<S>;
+  using P = simd::Packet<C>;
+  constexpr std::size_t L = static_cast<std::size_t>(simd::kLanes<C>);
+  std::size_t i = 0;
+  for (; i + L <= count; i += L) simd::store(to + i, simd::load<P>(from + i));
+  for (; i < count; ++i) to[i] = static_cast<D>(static_cast<C>(from[i]));
+}
+
 struct Slice;
+
+// Copies the coordinates outside the rotated slice of `count` heads from src into dst (head n at
+// src + n·src_stride and dst + n·dst_stride bytes), converting them where the types differ.
+using CopyOutside = void (*)(const unsigned char* src, std::size_t src_stride, unsigned char* dst,
+                             std::size_t dst_stride, std::size_t count, const Slice& slice);
 
 // Multiplies the coordinates outside the rotated slice of `count` heads of T by s (head n at
 // heads + n·stride bytes): a scaled job's coordinates that the kernel does not reach.
 using ScaleOutside = void (*)(unsigned char* heads, std::size_t stride, std::size_t count,
                               const Slice& slice, double s);
 
+// The heads of one token as a kernel of walk's takes them: TokenHeads with its type erased and
+// its strides in bytes.
+struct AnyHeads {
+  const void* src;
+  std::size_t src_stride;  // bytes
+  void* dst;
+  std::size_t dst_stride;  // bytes
+  std::size_t count;
+};
+
+// A kernel of walk's: rotate_interleaved or rotate_half_split for one head size and type,
+// behind a signature without either, so that the walk needs neither. It rotates the first
+// `pairs` pairs; half is the distance from a half_split pair's first coordinate to its second.
+using Kernel = void (*)(const AnyHeads& heads, const void* row, Index pairs, Index half,
+                        bool inverse);
+
 // The heads one call rotates: src and dst have the same shape (dst may equal src). A job with
 // scales (the queries of apply_qk with a QueryScale) multiplies token t by scales[t]: its row
 // is scaled before the kernel reads it, and scale_outside scales what the kernel leaves.
+//
+// A job into a cache (the keys of a fused apply_qk) has its own kernel, from the keys' type to
+// the cache's, and copy_outside to convert the coordinates the kernel does not reach; its slots
+// give token t's row of dst (negative: skipped). Without them the job uses the call's kernel,
+// copies bytes, and writes token t to row t.
 struct Job {
   Geometry src;
   Geometry dst;
   const double* scales = nullptr;
   ScaleOutside scale_outside = nullptr;
+  Kernel kernel = nullptr;
+  CopyOutside copy_outside = nullptr;
+  const Slots* slots = nullptr;
 };
 
 // Head h of row r of a view, as the walk reads it (src) or writes it (dst).
@@ -145,27 +188,12 @@ void scale_outside_slice(unsigned char* heads, std::size_t stride, std::size_t c
   }
 }
 
-// The heads of one token as a kernel of walk's takes them: TokenHeads with its type erased and
-// its strides in bytes.
-struct AnyHeads {
-  const void* src;
-  std::size_t src_stride;  // bytes
-  void* dst;
-  std::size_t dst_stride;  // bytes
-  std::size_t count;
-};
-
-// A kernel of walk's: rotate_interleaved or rotate_half_split for one head size and type,
-// behind a signature without either, so that the walk needs neither. It rotates the first
-// `pairs` pairs; half is the distance from a half_split pair's first coordinate to its second.
-using Kernel = void (*)(const AnyHeads& heads, const void* row, Index pairs, Index half,
-                        bool inverse);
-
-template <int Half, class T, Layout L>
+template <int Half, class S, class D, Layout L>
 void kernel(const AnyHeads& heads, const void* row, Index pairs, Index half, bool inverse) {
-  const TokenHeads<T> typed{static_cast<const T*>(heads.src), heads.src_stride / sizeof(T),
-                            static_cast<T*>(heads.dst), heads.dst_stride / sizeof(T), heads.count};
-  const auto* r = static_cast<const compute_t<T>*>(row);
+  const TokenHeads<S, D> typed{static_cast<const S*>(heads.src), heads.src_stride / sizeof(S),
+                               static_cast<D*>(heads.dst), heads.dst_stride / sizeof(D),
+                               heads.count};
+  const auto* r = static_cast<const compute_t<S>*>(row);
   if constexpr (L == Layout::interleaved) {
     static_cast<void>(half);
     rotate_interleaved<Half>(typed, r, pairs, inverse);
@@ -174,11 +202,27 @@ void kernel(const AnyHeads& heads, const void* row, Index pairs, Index half, boo
   }
 }
 
-// The kernel of a layout, for heads of at most Half pairs (or Eigen::Dynamic) of T.
-template <int Half, class T>
+// The kernel of a layout, for heads of at most Half pairs (or Eigen::Dynamic) of S, written as D.
+template <int Half, class S, class D = S>
 Kernel kernel_for(Layout layout) noexcept {
-  return layout == Layout::interleaved ? &kernel<Half, T, Layout::interleaved>
-                                       : &kernel<Half, T, Layout::half_split>;
+  return layout == Layout::interleaved ? &kernel<Half, S, D, Layout::interleaved>
+                                       : &kernel<Half, S, D, Layout::half_split>;
+}
+
+// copy_outside_slice for heads of S written as D.
+template <class S, class D>
+void convert_outside_slice(const unsigned char* src, std::size_t src_stride, unsigned char* dst,
+                           std::size_t dst_stride, std::size_t count, const Slice& slice) {
+  const std::size_t end = slice.offset + slice.rotary_dim, gap = slice.half() - slice.pairs;
+  const std::size_t first_gap = slice.offset + slice.pairs, second_gap = first_gap + slice.half();
+  for (std::size_t n = 0; n < count; ++n) {
+    const S* x = reinterpret_cast<const S*>(src + n * src_stride);
+    D* y = reinterpret_cast<D*>(dst + n * dst_stride);
+    convert_values(x, y, slice.offset);
+    convert_values(x + end, y + end, slice.head_size - end);
+    convert_values(x + first_gap, y + first_gap, gap);
+    convert_values(x + second_gap, y + second_gap, gap);
+  }
 }
 
 // The heads [first, first + count) of token t of src, into dst (head n at dst + n·dst_stride
@@ -186,14 +230,20 @@ Kernel kernel_for(Layout layout) noexcept {
 // their own destination. A view may be in place for some heads only: src and dst that share
 // their first head but not their head stride (the checks allow a head to be its own
 // destination, and other heads to be disjoint).
+// With copy_outside, dst holds another type than src (a cache), of dst_element bytes.
 inline void rotate_heads(Kernel kernel, const Geometry& src, std::size_t t, std::size_t first,
                          std::size_t count, unsigned char* dst, std::size_t dst_stride,
-                         const void* row, const Slice& slice, bool inverse) {
+                         std::size_t dst_element, CopyOutside copy_outside, const void* row,
+                         const Slice& slice, bool inverse) {
   const std::size_t e = src.element;
   const unsigned char* x = source_head(src, t, first);
-  kernel(AnyHeads{x + slice.offset * e, src.head_stride, dst + slice.offset * e, dst_stride, count},
+  kernel(AnyHeads{x + slice.offset * e, src.head_stride, dst + slice.offset * dst_element,
+                  dst_stride, count},
          row, static_cast<Index>(slice.pairs), static_cast<Index>(slice.half()), inverse);
-  if (!slice.whole() && (x != dst || src.head_stride != dst_stride)) {
+  if (slice.whole()) return;
+  if (copy_outside != nullptr) {
+    copy_outside(x, src.head_stride, dst, dst_stride, count, slice);
+  } else if (x != dst || src.head_stride != dst_stride) {
     copy_outside_slice(x, src.head_stride, dst, dst_stride, count, e, slice);
   }
 }
@@ -202,20 +252,22 @@ inline void rotate_heads(Kernel kernel, const Geometry& src, std::size_t t, std:
 // kernel and copied to dst with non-temporal stores, so that the kernels are compiled once
 // whatever the stores. Measured, the extra pass through the buffer costs about what the stores
 // save (docs/design.md, "Pay for what you use").
+// Token t of src goes to row r of dst.
 ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void rotate_streaming(
-    Kernel kernel, const Job& job, std::size_t t, const void* row, const Slice& slice, bool inverse,
-    std::vector<unsigned char>& buffer) {
-  const std::size_t heads = job.src.heads, bytes = slice.head_size * job.src.element;
+    Kernel kernel, const Job& job, std::size_t t, std::size_t r, const void* row,
+    const Slice& slice, bool inverse, std::vector<unsigned char>& buffer) {
+  const std::size_t heads = job.src.heads, bytes = slice.head_size * job.dst.element;
   const std::size_t group = std::max<std::size_t>(1, (16 * 1024) / bytes);
   unsigned char* rotated = room(buffer, std::min(group, heads) * bytes);
   for (std::size_t first = 0; first < heads; first += group) {
     const std::size_t count = std::min(group, heads - first);
-    rotate_heads(kernel, job.src, t, first, count, rotated, bytes, row, slice, inverse);
+    rotate_heads(kernel, job.src, t, first, count, rotated, bytes, job.dst.element,
+                 job.copy_outside, row, slice, inverse);
     if (job.dst.head_stride == bytes) {  // the group's heads are contiguous in dst: one copy
-      simd::stream_copy(destination_head(job.dst, t, first), rotated, count * bytes);
+      simd::stream_copy(destination_head(job.dst, r, first), rotated, count * bytes);
     } else {
       for (std::size_t n = 0; n < count; ++n) {
-        simd::stream_copy(destination_head(job.dst, t, first + n), rotated + n * bytes, bytes);
+        simd::stream_copy(destination_head(job.dst, r, first + n), rotated + n * bytes, bytes);
       }
     }
   }
@@ -236,6 +288,13 @@ void walk(const Source& source, Kernel kernel, bool inverse, bool streaming, con
     for (std::size_t i = 0; i < job_count; ++i) {
       const Job& job = jobs[i];
       if (job.src.heads == 0) continue;
+      std::size_t r = t;  // the row of dst
+      if (job.slots != nullptr) {
+        const std::int64_t slot = job.slots->row(t, job.dst.rows());
+        if (slot < 0) continue;
+        r = static_cast<std::size_t>(slot);
+      }
+      const Kernel job_kernel = job.kernel != nullptr ? job.kernel : kernel;
       const void* job_row = row;
       if (job.scales != nullptr) {  // s·(a·c − b·s'), s·(b·c + a·s') = the rotation by s·row
         const C factor = static_cast<C>(job.scales[t]);
@@ -245,13 +304,14 @@ void walk(const Source& source, Kernel kernel, bool inverse, bool streaming, con
         job_row = to;
       }
       if (streaming) {
-        rotate_streaming(kernel, job, t, job_row, slice, inverse, buffer);
+        rotate_streaming(job_kernel, job, t, r, job_row, slice, inverse, buffer);
       } else {
-        rotate_heads(kernel, job.src, t, 0, job.src.heads, destination_head(job.dst, t, 0),
-                     job.dst.head_stride, job_row, slice, inverse);
+        rotate_heads(job_kernel, job.src, t, 0, job.src.heads, destination_head(job.dst, r, 0),
+                     job.dst.head_stride, job.dst.element, job.copy_outside, job_row, slice,
+                     inverse);
       }
       if (job.scales != nullptr && !slice.whole()) {
-        job.scale_outside(destination_head(job.dst, t, 0), job.dst.head_stride, job.dst.heads,
+        job.scale_outside(destination_head(job.dst, r, 0), job.dst.head_stride, job.dst.heads,
                           slice, job.scales[t]);
       }
     }

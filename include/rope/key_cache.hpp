@@ -1,0 +1,81 @@
+// Where a fused call writes its rotated keys: rows of a KV cache, possibly of another storage type
+// than the keys, chosen per token by a slot.
+#pragma once
+
+#include <rope/config.hpp>
+#if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
+
+#include <cstddef>
+#include <cstdint>
+
+#include <rope/view.hpp>
+
+namespace rope {
+inline namespace ROPE_DETAIL_ISA {
+
+/// The cache row of each token of a call, counted over the batch (token t of sequence b is token
+/// b·tokens + t), as inference engines keep them:
+///
+///     Slots()                      token t into row t (the cache has the keys' shape)
+///     Slots(slots, count)          token t into row slots[t]; a negative slot skips the token
+///                                  (int32 or int64, as FlashInfer's and vLLM's slot mappings)
+///     Slots::ring(first)           token t into row (first + t) mod rows: a ring buffer of rows
+///
+/// Rows are counted over the cache view's sequences, as a call counts tokens. No ownership: the
+/// array of slots must outlive the call.
+class Slots {
+ public:
+  enum class Kind { same_rows, int32, int64, ring };
+
+  Slots() noexcept = default;
+  Slots(const std::int32_t* slots, std::size_t count) noexcept
+      : kind_(Kind::int32), int32_(slots), count_(count) {}
+  Slots(const std::int64_t* slots, std::size_t count) noexcept
+      : kind_(Kind::int64), int64_(slots), count_(count) {}
+  /// Token t into row (first + t) mod the cache's rows: with `first` the position of the call's
+  /// first token, a ring buffer keeps the last rows() positions.
+  static Slots ring(std::uint64_t first) noexcept {
+    Slots slots;
+    slots.kind_ = Kind::ring;
+    slots.first_ = first;
+    return slots;
+  }
+
+  Kind kind() const noexcept { return kind_; }
+  /// The slots given (int32 and int64 only).
+  std::size_t size() const noexcept { return count_; }
+  /// The row of token t in a cache of `rows` rows; negative: the token is skipped. Unchecked.
+  std::int64_t row(std::size_t t, std::size_t rows) const noexcept {
+    switch (kind_) {
+      case Kind::int32:
+        return int32_[t];
+      case Kind::int64:
+        return int64_[t];
+      case Kind::ring:
+        return static_cast<std::int64_t>((first_ + t) % rows);
+      default:
+        return static_cast<std::int64_t>(t);
+    }
+  }
+
+ private:
+  Kind kind_ = Kind::same_rows;
+  const std::int32_t* int32_ = nullptr;
+  const std::int64_t* int64_ = nullptr;
+  std::size_t count_ = 0;
+  std::uint64_t first_ = 0;
+};
+
+/// The keys' destination of a fused apply_qk: the rows of a cache of K (float, Eigen::half or
+/// Eigen::bfloat16 for keys computed in float; double for double), and the row of each token.
+/// Each row holds the keys' heads: rows.heads() equals the keys' head count.
+template <class K>
+struct KeyCache {
+  View<K> rows;
+  Slots slots = {};
+};
+
+}  // namespace ROPE_DETAIL_ISA
+}  // namespace rope
+
+#endif  // !ROPE_BELOW_CXX17

@@ -1,0 +1,427 @@
+// apply_qk into a key cache (rope/key_cache.hpp): the queries rotated into q_out and the keys into
+// cache rows of another storage type, chosen by slots, in one pass. Each result is checked two
+// ways: bit for bit against the separate passes a user would write with this library (rotate the
+// keys out of place in the compute type, convert each value to the cache's type, write it to its
+// row), and against the float64 reference rotation with the bound of a rotation in the compute
+// type rounded once to the cache's type. Then the errors.
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include <Eigen/Core>
+#include <catch2/catch.hpp>
+
+#include <rope/rope.hpp>
+
+#include "support.hpp"
+
+namespace {
+
+using rope::Layout;
+using rope::Slots;
+using rope::View;
+
+template <class T>
+bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
+// A cache value no rotation produces here (inputs are in [-1, 1]): rows the call must not touch.
+template <class K>
+K untouched() {
+  return K(7.0f);
+}
+
+enum class SlotKind { same_rows, int32, int64, ring };
+
+// One call's shape: tokens of `batches` sequences, q_heads and k_heads heads of d coordinates,
+// the slice [offset, offset + rotary_dim) rotated (0: the whole head).
+struct Shape {
+  std::size_t batches, tokens, q_heads, k_heads, d, rotary_dim, offset;
+  std::size_t rows() const { return batches * tokens; }
+};
+
+// Runs the fused call and the separate passes, and checks the fused call's queries and cache
+// against them (bit for bit) and against the float64 reference (the keys' cache rows).
+template <class T, class K>
+void check_fused(const Shape& shape, Layout layout, SlotKind kind, bool in_place,
+                 const rope::QueryScale* scale, rope::Direction direction, std::size_t threads) {
+  using C = rope::compute_t<T>;
+  const std::size_t n = shape.rows(), d = shape.d;
+  rope::Options options;
+  options.head_size = d;
+  options.layout = layout;
+  options.rotary_dim = shape.rotary_dim;
+  options.rotary_offset = shape.offset;
+  options.max_positions = 512;  // positions past it take rows computed on the fly
+  const rope::Rotary<T> rot(options);
+  const rope::Rotary<C> rot_c(options);
+
+  std::mt19937_64 rng(n * 131 + d);
+  const auto q_in = rope_test::random_vector<T>(n * shape.q_heads * d, rng);
+  const auto k_in = rope_test::random_vector<T>(n * shape.k_heads * d, rng);
+  std::vector<std::int64_t> positions(n);
+  for (std::size_t t = 0; t < n; ++t) positions[t] = std::int64_t(t * 97 % 700);
+
+  // The cache: twice the rows of the call, or the keys' shape for same_rows. Token t goes to
+  // row slot[t]; every third token is skipped (slot −1) for the explicit slots.
+  const std::size_t cache_rows = kind == SlotKind::same_rows ? n : 2 * n + 1;
+  std::vector<std::int64_t> slot(n);
+  std::vector<std::int32_t> slot32(n);
+  const std::uint64_t ring_first = 3 * n - 2;  // wraps within the call
+  for (std::size_t t = 0; t < n; ++t) {
+    switch (kind) {
+      case SlotKind::same_rows:
+        slot[t] = std::int64_t(t);
+        break;
+      case SlotKind::ring:
+        slot[t] = std::int64_t((ring_first + t) % cache_rows);
+        break;
+      default:
+        slot[t] = t % 3 == 1 ? -1 : std::int64_t((2 * t + n) % cache_rows);
+        break;
+    }
+    slot32[t] = std::int32_t(slot[t]);
+  }
+  Slots slots;
+  if (kind == SlotKind::int32) slots = Slots(slot32.data(), n);
+  if (kind == SlotKind::int64) slots = Slots(slot.data(), n);
+  if (kind == SlotKind::ring) slots = Slots::ring(ring_first);
+
+  const View<const T> q_view(q_in.data(), shape.batches, shape.tokens, shape.q_heads,
+                             shape.tokens * shape.q_heads * d, shape.q_heads * d, d);
+  const View<const T> k_view(k_in.data(), shape.batches, shape.tokens, shape.k_heads,
+                             shape.tokens * shape.k_heads * d, shape.k_heads * d, d);
+  std::vector<T> q_fused = q_in;
+  std::vector<T> q_out_buffer(q_in.size(), T(0));
+  std::vector<K> cache(cache_rows * shape.k_heads * d, untouched<K>());
+  const View<K> cache_view = kind == SlotKind::same_rows
+                                 ? View<K>(cache.data(), shape.batches, shape.tokens, shape.k_heads,
+                                           shape.tokens * shape.k_heads * d, shape.k_heads * d, d)
+                                 : View<K>::contiguous(cache.data(), cache_rows, shape.k_heads, d);
+  T* q_dst = in_place ? q_fused.data() : q_out_buffer.data();
+  const View<T> q_out(q_dst, shape.batches, shape.tokens, shape.q_heads,
+                      shape.tokens * shape.q_heads * d, shape.q_heads * d, d);
+  const View<const T> q_src = in_place ? View<const T>(q_out) : q_view;
+  rope::Call call{direction};
+  call.execution.threads = threads;
+  if (scale != nullptr) {
+    rot.apply_qk(q_src, q_out, k_view, rope::KeyCache<K>{cache_view, slots}, positions.data(),
+                 *scale, call);
+  } else {
+    rot.apply_qk(q_src, q_out, k_view, rope::KeyCache<K>{cache_view, slots}, positions.data(),
+                 call);
+  }
+
+  // The separate passes: apply_qk on copies (the queries, scaled or not), the keys out of place in
+  // the compute type, each value converted to K and written to its row.
+  std::vector<T> q_sep = q_in, k_sep = k_in;
+  const View<T> q_sep_view(q_sep.data(), shape.batches, shape.tokens, shape.q_heads,
+                           shape.tokens * shape.q_heads * d, shape.q_heads * d, d);
+  const View<T> k_sep_view(k_sep.data(), shape.batches, shape.tokens, shape.k_heads,
+                           shape.tokens * shape.k_heads * d, shape.k_heads * d, d);
+  if (scale != nullptr) {
+    rot.apply_qk(q_sep_view, k_sep_view, positions.data(), *scale, {direction});
+  } else {
+    rot.apply_qk(q_sep_view, k_sep_view, positions.data(), {direction});
+  }
+  const std::vector<T>& q_got = in_place ? q_fused : q_out_buffer;
+  INFO("queries: bit for bit apply_qk's");
+  REQUIRE(same_bits(q_got, q_sep));
+
+  std::vector<C> k_wide(k_in.begin(), k_in.end()), k_rotated(k_in.size());
+  rot_c.apply(rope_test::contiguous<const C>(k_wide.data(), n, shape.k_heads, d),
+              rope_test::contiguous(k_rotated.data(), n, shape.k_heads, d), positions.data(),
+              {direction});
+  std::vector<K> expected_cache(cache.size(), untouched<K>());
+  const std::size_t row = shape.k_heads * d;
+  for (std::size_t t = 0; t < n; ++t) {
+    if (slot[t] < 0) continue;
+    for (std::size_t i = 0; i < row; ++i) {
+      expected_cache[std::size_t(slot[t]) * row + i] = static_cast<K>(k_rotated[t * row + i]);
+    }
+  }
+  INFO("cache: bit for bit the keys rotated in the compute type, converted, scattered");
+  REQUIRE(same_bits(cache, expected_cache));
+
+  // Against the float64 reference: rotation in C, rounded once to K.
+  const std::size_t r = shape.rotary_dim == 0 ? d : shape.rotary_dim;
+  rope_test::WorstCoordinate worst;
+  for (std::size_t t = 0; t < n; ++t) {
+    if (slot[t] < 0) continue;
+    for (std::size_t h = 0; h < shape.k_heads; ++h) {
+      const T* in = k_in.data() + (t * shape.k_heads + h) * d;
+      const K* out = cache.data() + std::size_t(slot[t]) * row + h * d;
+      std::vector<double> slice(in + shape.offset, in + shape.offset + r);
+      slice = rope_test::reference_head(slice, layout, positions[t], direction, 10000.0);
+      for (std::size_t i = 0; i < d; ++i) {
+        const bool rotated = i >= shape.offset && i < shape.offset + r;
+        const double expected = rotated ? slice[i - shape.offset] : double(in[i]);
+        const double pair_abs =
+            rotated
+                ? std::abs(double(in[i])) +
+                      std::abs(double(in[rope_test::partner_index(i, d, layout, r, shape.offset)]))
+                : 0.0;
+        const double bound =
+            rope_test::output_bound<K>(pair_abs, double(positions[t]), expected, 10000.0);
+        worst.note(std::abs(double(out[i]) - expected), bound, [&](std::ostream& s) {
+          s << "token " << t << " head " << h << " coordinate " << i << ": got " << double(out[i])
+            << ", reference " << expected << ", bound " << bound;
+        });
+      }
+    }
+  }
+  INFO("worst cache coordinate against the float64 reference: " << worst.where());
+  REQUIRE(worst.ratio() <= 1.0);
+}
+
+template <class T, class K>
+void check_all_variants() {
+  // Head sizes: one pair; a remainder only (6); whole registers (64); registers and a remainder
+  // (130); and a partial rotation of 64 with its slice at an offset.
+  const Shape shapes[] = {{1, 5, 3, 2, 2, 0, 0},
+                          {1, 7, 3, 1, 6, 0, 0},
+                          {2, 4, 4, 2, 64, 0, 0},
+                          {1, 9, 2, 2, 130, 0, 0},
+                          {1, 6, 3, 2, 64, 24, 8}};
+  const rope::QueryScale scale = rope::Llama4Scaling{0.1, 2};
+  for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
+    for (const Shape& shape : shapes) {
+      for (const SlotKind kind :
+           {SlotKind::same_rows, SlotKind::int32, SlotKind::int64, SlotKind::ring}) {
+        for (const bool in_place : {true, false}) {
+          CAPTURE(layout == Layout::interleaved, shape.d, shape.rotary_dim, int(kind), in_place);
+          check_fused<T, K>(shape, layout, kind, in_place, nullptr, rope::Direction::forward, 1);
+        }
+      }
+      CAPTURE(layout == Layout::interleaved, shape.d);
+      check_fused<T, K>(shape, layout, SlotKind::int64, false, &scale, rope::Direction::forward, 1);
+      check_fused<T, K>(shape, layout, SlotKind::int32, true, &scale, rope::Direction::inverse, 1);
+      check_fused<T, K>(shape, layout, SlotKind::ring, true, nullptr, rope::Direction::forward, 2);
+    }
+  }
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE(
+    "apply_qk into a key cache: bit for bit the separate passes, within the bound "
+    "of the float64 reference",
+    "[key_cache]", (std::pair<float, float>), (std::pair<float, Eigen::half>),
+    (std::pair<float, Eigen::bfloat16>), (std::pair<Eigen::half, Eigen::half>),
+    (std::pair<Eigen::half, float>), (std::pair<Eigen::bfloat16, Eigen::half>),
+    (std::pair<Eigen::bfloat16, Eigen::bfloat16>), (std::pair<Eigen::bfloat16, float>),
+    (std::pair<double, double>)) {
+  check_all_variants<typename TestType::first_type, typename TestType::second_type>();
+}
+
+TEST_CASE("apply_qk into a key cache: a fixed head size and the unchecked twin give the same bits",
+          "[key_cache]") {
+  constexpr std::size_t d = 128, tokens = 16, q_heads = 4, k_heads = 2, rows = 40;
+  std::mt19937_64 rng(5);
+  const auto q_in = rope_test::random_vector<float>(tokens * q_heads * d, rng);
+  const auto k_in = rope_test::random_vector<float>(tokens * k_heads * d, rng);
+  std::vector<std::int64_t> positions(tokens), slot(tokens);
+  std::iota(positions.begin(), positions.end(), 1000);
+  for (std::size_t t = 0; t < tokens; ++t) slot[t] = std::int64_t(rows - 1 - 2 * t);
+  for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
+    rope::Options options;
+    options.layout = layout;
+    options.head_size = d;
+    const rope::Rotary<float, d> fixed(options);
+    const rope::Rotary<float> dynamic(options);
+    std::vector<float> q_a = q_in, q_b = q_in, q_c = q_in;
+    std::vector<Eigen::half> a(rows * k_heads * d), b = a, c = a;
+    const auto k = rope_test::contiguous<const float>(k_in.data(), tokens, k_heads, d);
+    const auto call = [&](const auto& rot, std::vector<float>& q, std::vector<Eigen::half>& cache,
+                          bool checked) {
+      const auto q_view = rope_test::contiguous(q.data(), tokens, q_heads, d);
+      const rope::KeyCache<Eigen::half> to{
+          View<Eigen::half>::contiguous(cache.data(), rows, k_heads, d),
+          Slots(slot.data(), tokens)};
+      if (checked) {
+        rot.apply_qk(q_view, q_view, k, to, positions.data());
+      } else {
+        rot.apply_qk(rope::unchecked, q_view, q_view, k, to, positions.data());
+      }
+    };
+    call(fixed, q_a, a, true);
+    call(dynamic, q_b, b, true);
+    call(fixed, q_c, c, false);
+    REQUIRE(same_bits(q_a, q_b));
+    REQUIRE(same_bits(q_a, q_c));
+    REQUIRE(same_bits(a, b));
+    REQUIRE(same_bits(a, c));
+  }
+}
+
+// ---- errors ---------------------------------------------------------------------------------
+
+namespace {
+
+// A call of 3 tokens, 2 query heads and 1 key head of 8 floats into a half cache of 4 rows; each
+// test case breaks one requirement and checks that nothing was written.
+struct ErrorCall {
+  static constexpr std::size_t d = 8, tokens = 3, q_heads = 2, k_heads = 1, rows = 4;
+  rope::Rotary<float, d> rot;
+  std::vector<float> q = std::vector<float>(tokens * q_heads * d, 0.5f);
+  std::vector<float> k = std::vector<float>(tokens * k_heads * d, 0.25f);
+  std::vector<Eigen::half> cache = std::vector<Eigen::half>(rows * k_heads * d, Eigen::half(3));
+  std::vector<std::int64_t> positions = {0, 1, 2};
+
+  View<float> q_view() { return View<float>::contiguous(q.data(), tokens, q_heads, d); }
+  View<const float> k_view() { return View<const float>::contiguous(k.data(), tokens, k_heads, d); }
+  View<Eigen::half> cache_view() {
+    return View<Eigen::half>::contiguous(cache.data(), rows, k_heads, d);
+  }
+  void call(const rope::KeyCache<Eigen::half>& to) {
+    rot.apply_qk(q_view(), q_view(), k_view(), to, positions.data());
+  }
+  void require_untouched() const {
+    REQUIRE(q == std::vector<float>(tokens * q_heads * d, 0.5f));
+    REQUIRE(k == std::vector<float>(tokens * k_heads * d, 0.25f));
+    REQUIRE(cache == std::vector<Eigen::half>(rows * k_heads * d, Eigen::half(3)));
+  }
+};
+
+}  // namespace
+
+TEST_CASE("key cache errors: the cache's head count is the keys'", "[errors][E67]") {
+  ErrorCall c;
+  const std::int64_t slots[] = {0, 1, 2};
+  rope_test::require_invalid(
+      [&] {
+        c.call({View<Eigen::half>::contiguous(c.cache.data(), 2, 2, 8), Slots(slots, 3)});
+      },
+      {"the cache has 2 heads but k has 1"}, "rope: ");
+  c.require_untouched();
+}
+
+TEST_CASE("key cache errors: without slots the cache has the keys' shape", "[errors][E68]") {
+  ErrorCall c;
+  rope_test::require_invalid([&] { c.call({c.cache_view()}); },
+                             {"k is 3 tokens x 1 heads but cache is 4 tokens x 1 heads"});
+  c.require_untouched();
+}
+
+TEST_CASE("key cache errors: one slot per token of k", "[errors][E69]") {
+  ErrorCall c;
+  const std::int32_t slots[] = {0, 1};
+  rope_test::require_invalid(
+      [&] {
+        c.call({c.cache_view(), Slots(slots, 2)});
+      },
+      {"2 slots given for the 3 tokens of k"});
+  c.require_untouched();
+}
+
+TEST_CASE("key cache errors: a slot inside the cache's rows", "[errors][E70]") {
+  ErrorCall c;
+  const std::int64_t past[] = {0, 4, 1};
+  rope_test::require_out_of_range(
+      [&] {
+        c.call({c.cache_view(), Slots(past, 3)});
+      },
+      {"slot 4 of token 1 is outside the cache's rows [0, 4)"});
+  const std::int32_t huge[] = {-1, -5, 2147483647};
+  rope_test::require_out_of_range(
+      [&] {
+        c.call({c.cache_view(), Slots(huge, 3)});
+      },
+      {"slot 2147483647 of token 2", "[0, 4)"});
+  c.require_untouched();
+}
+
+TEST_CASE("key cache errors: no cache row taken by two tokens", "[errors][E71]") {
+  ErrorCall c;
+  const std::int64_t twice[] = {3, -1, 3};
+  rope_test::require_invalid(
+      [&] {
+        c.call({c.cache_view(), Slots(twice, 3)});
+      },
+      {"tokens 0 and 2 both have slot 3"});
+  rope_test::require_invalid(
+      [&] {
+        c.call({View<Eigen::half>::contiguous(c.cache.data(), 2, 1, 8), Slots::ring(7)});
+      },
+      {"a ring of 2 cache rows cannot take the 3 tokens of the call"});
+  c.require_untouched();
+}
+
+TEST_CASE("key cache errors: the cache shares no byte with q, q_out or k", "[errors][E72]") {
+  // Keys and cache of the same type, so that one buffer can hold both.
+  constexpr std::size_t d = 8;
+  const rope::Rotary<float, d> rot;
+  std::vector<float> buffer(64, 0.5f);
+  const std::vector<float> before = buffer;
+  const std::int64_t positions[] = {0, 1};
+  const auto q = View<float>::contiguous(buffer.data(), 2, 1, d);
+  const auto k = View<const float>::contiguous(buffer.data() + 16, 2, 1, d);
+  const auto cache_on_k = View<float>::contiguous(buffer.data() + 24, 2, 1, d);
+  rope_test::require_invalid(
+      [&] { rot.apply_qk(q, q, k, rope::KeyCache<float>{cache_on_k}, positions); },
+      {"cache head (token 0, head 0) overlaps k head (token 1, head 0)", "must be disjoint"});
+  const auto cache_on_q = View<float>::contiguous(buffer.data() + 8, 2, 1, d);
+  rope_test::require_invalid(
+      [&] { rot.apply_qk(q, q, k, rope::KeyCache<float>{cache_on_q}, positions); },
+      {"cache head (token 0, head 0) overlaps q head (token 1, head 0)"});
+  const auto q_out = View<float>::contiguous(buffer.data() + 40, 2, 1, d);
+  const auto cache_on_q_out = View<float>::contiguous(buffer.data() + 48, 2, 1, d);
+  rope_test::require_invalid(
+      [&] { rot.apply_qk(q, q_out, k, rope::KeyCache<float>{cache_on_q_out}, positions); },
+      {"cache head (token 0, head 0) overlaps q_out head (token 1, head 0)"});
+  REQUIRE(buffer == before);
+}
+
+TEST_CASE("key cache errors: the views and positions are checked as apply_qk's",
+          "[errors][E21][E25][E27][E28][E30]") {
+  ErrorCall c;
+  const std::int64_t slots[] = {0, 1, 2};
+  const rope::KeyCache<Eigen::half> to{c.cache_view(), Slots(slots, 3)};
+  rope_test::require_invalid(
+      [&] {
+        c.rot.apply_qk(
+            c.q_view(), c.q_view(), c.k_view(),
+            rope::KeyCache<Eigen::half>{View<Eigen::half>(nullptr, 4, 1, 8, 8), Slots(slots, 3)},
+            c.positions.data());
+      },
+      {"cache is a null pointer"});
+  std::vector<float> other(2 * 2 * 8);
+  rope_test::require_invalid(
+      [&] {
+        c.rot.apply_qk(c.q_view(), View<float>::contiguous(other.data(), 2, 2, 8), c.k_view(), to,
+                       c.positions.data());
+      },
+      {"q is 3 tokens x 2 heads but q_out is 2 tokens x 2 heads"});
+  rope_test::require_invalid(
+      [&] {
+        c.rot.apply_qk(c.q_view(), c.q_view(), View<const float>::contiguous(c.k.data(), 2, 1, 8),
+                       to, c.positions.data());
+      },
+      {"q has 3 tokens but k has 2"});
+  rope_test::require_invalid(
+      [&] {
+        c.rot.apply_qk(View<const float>::contiguous(c.k.data(), 3, 1, 8),
+                       View<float>::contiguous(c.q.data(), 3, 1, 8), c.k_view(), to,
+                       c.positions.data());
+      },
+      {"q head (token 0, head 0) overlaps k head (token 0, head 0)"});
+  rope_test::require_invalid(
+      [&] {
+        c.rot.apply_qk(View<const float>::contiguous(c.q.data(), 3, 1, 8),
+                       View<float>::contiguous(c.k.data(), 3, 1, 8), c.k_view(), to,
+                       c.positions.data());
+      },
+      {"q_out head (token 0, head 0) overlaps k head (token 0, head 0)"});
+  const std::int64_t negative[] = {0, -1, 2};
+  rope_test::require_out_of_range(
+      [&] { c.rot.apply_qk(c.q_view(), c.q_view(), c.k_view(), to, negative); },
+      {"position -1 of token 1"});
+  c.require_untouched();
+}
