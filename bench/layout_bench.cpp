@@ -419,12 +419,15 @@ void fused_qk(benchmark::State& state, bool checked, std::size_t tokens) {
 //             row: a narrowing conversion from float (one instruction per register), a copy from
 //             bfloat16 (the same size).
 //   fused_unchecked  the fused pass with rope::unchecked: what the checks cost.
+// kv_cache_norm_* adds Qwen3's QK-norm (RMSNorm of each head, a weight of 128, before RoPE): fused
+// into the same call, and as two more separate passes (normalize_heads on q, then on k) before
+// apply_qk. The limit is the same bytes.
 // The slots are a permutation of the cache's first rows, as a paged cache gives them.
 enum class KvPass { fused, fused_unchecked, separate, limit };
 constexpr std::size_t kKvHeadSize = 128, kKvQueryHeads = 32, kKvKeyHeads = 8;
 
 template <class T>
-void kv_cache(benchmark::State& state, KvPass pass, Layout layout, std::size_t tokens) {
+void kv_cache(benchmark::State& state, KvPass pass, Layout layout, std::size_t tokens, bool norm) {
   using Half = Eigen::half;
   constexpr std::size_t d = kKvHeadSize, q_row = kKvQueryHeads * d, k_row = kKvKeyHeads * d;
   const std::size_t cache_rows = 2 * tokens + 64;
@@ -440,6 +443,12 @@ void kv_cache(benchmark::State& state, KvPass pass, Layout layout, std::size_t t
   const rope::KeyCache<Half> to{
       rope::View<Half>::contiguous(cache.data(), cache_rows, kKvKeyHeads, d),
       rope::Slots(slots.data(), tokens)};
+  // Qwen3's QK-norm: RMSNorm of each head with a weight of 128, ε = 1e-6. Weights of 1, so that
+  // q, normalised in place at every iteration, keeps its scale (other weights shrink some of its
+  // coordinates at each iteration, into subnormals); the arithmetic is the same for any weight.
+  const Buffer<T> q_weight(d, T(1)), k_weight(d, T(1));
+  const rope::QkNorms<T> norms{{rope::NormKind::rms, q_weight.data(), d, 1e-6},
+                               {rope::NormKind::rms, k_weight.data(), d, 1e-6}};
   Buffer<T> k_work = k;  // the separate passes rotate the keys in place
   const auto k_work_view = rope::View<T>::contiguous(k_work.data(), tokens, kKvKeyHeads, d);
   using FloatArray = Eigen::Array<float, Eigen::Dynamic, 1>;
@@ -448,12 +457,24 @@ void kv_cache(benchmark::State& state, KvPass pass, Layout layout, std::size_t t
   for (auto _ : state) {
     switch (pass) {
       case KvPass::fused:
-        rot.apply_qk(q_view, q_view, k_view, to, positions.data());
+        if (norm) {
+          rot.apply_qk(q_view, q_view, k_view, to, positions.data(), norms);
+        } else {
+          rot.apply_qk(q_view, q_view, k_view, to, positions.data());
+        }
         break;
       case KvPass::fused_unchecked:
-        rot.apply_qk(rope::unchecked, q_view, q_view, k_view, to, positions.data());
+        if (norm) {
+          rot.apply_qk(rope::unchecked, q_view, q_view, k_view, to, positions.data(), norms);
+        } else {
+          rot.apply_qk(rope::unchecked, q_view, q_view, k_view, to, positions.data());
+        }
         break;
       case KvPass::separate:
+        if (norm) {
+          rope::normalize_heads(q_view, d, norms.q);
+          rope::normalize_heads(k_work_view, d, norms.k);
+        }
         rot.apply_qk(q_view, k_work_view, positions.data());
         for (std::size_t t = 0; t < tokens; ++t) {
           rope::detail::convert_values(k_work.data() + t * k_row,
@@ -843,14 +864,16 @@ int main(int argc, char** argv) {
                                                        {"separate", KvPass::separate},
                                                        {"limit", KvPass::limit}};
       for (const auto& [pass_name, pass] : passes) {
-        const std::string tail =
-            std::string("/") + rope::to_string(layout) + "/t" + std::to_string(tokens);
-        benchmark::RegisterBenchmark(
-            ("kv_cache_" + std::string(pass_name) + "/float" + tail).c_str(), kv_cache<float>, pass,
-            layout, tokens);
-        benchmark::RegisterBenchmark(
-            ("kv_cache_" + std::string(pass_name) + "/bfloat16" + tail).c_str(),
-            kv_cache<Eigen::bfloat16>, pass, layout, tokens);
+        for (const bool norm : {false, true}) {
+          if (norm && pass == KvPass::limit) continue;  // the same bytes: one limit for both
+          const std::string kernel = std::string(norm ? "kv_cache_norm_" : "kv_cache_") + pass_name;
+          const std::string tail =
+              std::string("/") + rope::to_string(layout) + "/t" + std::to_string(tokens);
+          benchmark::RegisterBenchmark((kernel + "/float" + tail).c_str(), kv_cache<float>, pass,
+                                       layout, tokens, norm);
+          benchmark::RegisterBenchmark((kernel + "/bfloat16" + tail).c_str(),
+                                       kv_cache<Eigen::bfloat16>, pass, layout, tokens, norm);
+        }
       }
     }
   }

@@ -8,11 +8,13 @@
 //  3. Context shift: drop tokens 1..3 from the cache and shift the later keys back by 3
 //     positions (Rotary::shift), as an engine does when the context is full. The shifted keys
 //     equal keys rotated directly at their new positions, to within rounding.
-//  4. A half KV cache written by the fused pass: the keys rotated straight into Eigen::half rows
-//     of a cache whose rows are handed out out of order (as a paged cache does), queries rotated
-//     in the same pass. Prefill (one call, a slot per token) and decode (one call per token)
-//     write the same cache bits and give the same outputs, bit for bit; each cached key is the
-//     float rotation of step 1 rounded once to half.
+//  4. A Qwen3-style block: QK-norm (RMSNorm of each query and key head, with a weight), RoPE,
+//     and a half KV cache, all written by one fused pass per call: the keys normalised, rotated
+//     and stored straight into Eigen::half rows of a cache whose rows are handed out out of
+//     order (as a paged cache does), the queries normalised and rotated in place. Prefill (one
+//     call, a slot per token) and decode (one call per token) write the same cache bits and give
+//     the same outputs, bit for bit; each cached key has the bits of the separate passes
+//     (normalize_heads, the rotation, the conversion to half).
 //
 // Exits non-zero if a claim fails.
 #include <cmath>
@@ -136,8 +138,14 @@ int main() {
   std::printf("context shift by -%lld: max |shifted - recomputed| = %.3g (bound %.3g): %s\n",
               static_cast<long long>(kDrop), error, bound, close ? "ok" : "TOO FAR");
 
-  // 4. A half KV cache of 16 rows, token t in row kSlot[t]; the fused pass rotates the queries
-  //    in place and writes the rotated keys into their rows as halves.
+  // 4. Qwen3's QK-norm (weights of head size, ε = 1e-6) and a half KV cache of 16 rows, token t
+  //    in row kSlot[t]; the fused pass normalises and rotates the queries in place and writes the
+  //    keys, normalised and rotated, into their rows as halves.
+  std::vector<float> q_weight(kHeadSize), k_weight(kHeadSize);
+  for (float& w : q_weight) w = 1.0f + normal(rng);
+  for (float& w : k_weight) w = 1.0f + normal(rng);
+  const rope::QkNorms<float> qk_norm{{rope::NormKind::rms, q_weight.data(), kHeadSize, 1e-6},
+                                     {rope::NormKind::rms, k_weight.data(), kHeadSize, 1e-6}};
   constexpr std::size_t kRows = 16;
   const std::int64_t kSlot[kTokens] = {9, 2, 14, 0, 7, 11, 4, 5};
   using Half = Eigen::half;
@@ -167,7 +175,7 @@ int main() {
       q_view, q_view,
       rope::View<const float>::contiguous(k_all.data(), kTokens, kKeyHeads, kHeadSize),
       rope::KeyCache<Half>{key_rows(prefill_rows), rope::Slots(kSlot, kTokens)},
-      rope::Positions::consecutive(0));
+      rope::Positions::consecutive(0), qk_norm);
   Matrix prefill_half(kHidden, kTokens);
   for (Eigen::Index t = 0; t < Eigen::Index(kTokens); ++t) {
     prefill_half.col(t) = attend_cached(q_all.col(t), prefill_rows, t + 1);
@@ -181,26 +189,32 @@ int main() {
     layer.rot.apply_qk(q1_view, q1_view,
                        rope::View<const float>::contiguous(k1.data(), 1, kKeyHeads, kHeadSize),
                        rope::KeyCache<Half>{key_rows(decode_rows), rope::Slots(&kSlot[step], 1)},
-                       rope::Positions::consecutive(step));
+                       rope::Positions::consecutive(step), qk_norm);
     decode_half.col(step) = attend_cached(q1, decode_rows, step + 1);
   }
   const bool same_rows =
       std::memcmp(prefill_rows.data(), decode_rows.data(), prefill_rows.size() * sizeof(Half)) == 0;
-  // Each cached key: step 1's float rotation (k), rounded once to half.
+  // Each cached key: the separate passes (the norm, the rotation, the conversion to half).
+  Matrix k_separate(kKeyHeads * kHeadSize, kTokens);
+  for (Eigen::Index t = 0; t < Eigen::Index(kTokens); ++t) k_separate.col(t) = layer.w_k * x.col(t);
+  const auto k_separate_view =
+      rope::View<float>::contiguous(k_separate.data(), kTokens, kKeyHeads, kHeadSize);
+  rope::normalize_heads(k_separate_view, kHeadSize, qk_norm.k);
+  layer.rot.apply(k_separate_view, rope::Positions::consecutive(0));
   bool rounded_once = true;
   for (std::size_t t = 0; t < kTokens; ++t) {
     for (std::size_t i = 0; i < kKeyHeads * kHeadSize; ++i) {
-      const Half want(k(Eigen::Index(i), Eigen::Index(t)));
+      const Half want(k_separate(Eigen::Index(i), Eigen::Index(t)));
       const Half got = prefill_rows[std::size_t(kSlot[t]) * kKeyHeads * kHeadSize + i];
       rounded_once = rounded_once && std::memcmp(&want, &got, sizeof(Half)) == 0;
     }
   }
   const bool same_half = prefill_half == decode_half;
   std::printf(
-      "half KV cache by the fused pass, rows out of order: cache rows of prefill and decode %s, "
-      "keys %s, outputs %s\n",
+      "QK-norm + RoPE + half KV cache in one pass, rows out of order: cache rows of prefill and "
+      "decode %s, keys %s, outputs %s\n",
       same_rows ? "bitwise equal" : "DIFFER",
-      rounded_once ? "the float rotation rounded once" : "NOT the float rotation rounded once",
+      rounded_once ? "those of the separate passes" : "NOT those of the separate passes",
       same_half ? "bitwise equal" : "DIFFER");
   return same && close && same_rows && rounded_once && same_half ? 0 : 1;
 }

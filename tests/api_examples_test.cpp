@@ -557,3 +557,52 @@ TEST_CASE("api.md: keys into a KV cache", "[api][key_cache]") {
     REQUIRE(std::memcmp(&cache[i], &want, sizeof want) == 0);
   }
 }
+
+TEST_CASE("api.md: QK-norm fused with RoPE", "[api][qk_norm]") {
+  constexpr std::size_t q_heads = 4, k_heads = 2, d = 128, tokens = 2, rows = 8;
+  rope::Options options;
+  options.base = 1000000.0;
+  const rope::Rotary<float, 128> rot(options);
+  std::mt19937_64 rng(37);
+  const auto q_in = rope_test::random_vector<float>(tokens * q_heads * d, rng);
+  const auto k_in = rope_test::random_vector<float>(tokens * k_heads * d, rng);
+  std::vector<float> q = q_in, k = k_in, q2 = q_in;
+  const std::vector<float> q_norm_weight(d, 1.25f), k_norm_weight(d, 0.75f);
+  std::vector<Eigen::half> cache(rows * k_heads * d);
+  const std::int64_t positions[tokens] = {10, 11};
+  const std::int64_t slot[tokens] = {3, 4};
+  // [api: qk norm]
+  // Qwen3: RMSNorm of each query and key head (its q_norm and k_norm weights, rms_norm_eps),
+  // then RoPE, in one pass over q and k in place.
+  const rope::QkNorms<float> qwen3{{rope::NormKind::rms, q_norm_weight.data(), d, 1e-6},
+                                   {rope::NormKind::rms, k_norm_weight.data(), d, 1e-6}};
+  const auto q_view = rope::View<float>::contiguous(q.data(), tokens, q_heads, d);
+  rot.apply_qk(q_view, rope::View<float>::contiguous(k.data(), tokens, k_heads, d), positions,
+               qwen3);
+  // The same with the keys written into a half cache at their slots.
+  const auto q2_view = rope::View<float>::contiguous(q2.data(), tokens, q_heads, d);
+  rot.apply_qk(
+      q2_view, q2_view, rope::View<const float>::contiguous(k_in.data(), tokens, k_heads, d),
+      rope::KeyCache<Eigen::half>{
+          rope::View<Eigen::half>::contiguous(cache.data(), rows, k_heads, d), {slot, tokens}},
+      positions, qwen3);
+  // Llama 4: an L2 norm of each rotated head, no weight: {rope::NormKind::l2_after, nullptr, 0,
+  // rms_norm_eps} for both.
+  // [api: qk norm end]
+  // Both: bit for bit normalize_heads, then apply_qk (then the conversion into the cache).
+  std::vector<float> q_sep = q_in, k_sep = k_in;
+  const auto q_sep_view = rope::View<float>::contiguous(q_sep.data(), tokens, q_heads, d);
+  const auto k_sep_view = rope::View<float>::contiguous(k_sep.data(), tokens, k_heads, d);
+  rope::normalize_heads(q_sep_view, d, qwen3.q);
+  rope::normalize_heads(k_sep_view, d, qwen3.k);
+  rot.apply_qk(q_sep_view, k_sep_view, positions);
+  REQUIRE(q == q_sep);
+  REQUIRE(k == k_sep);
+  REQUIRE(q2 == q_sep);
+  for (std::size_t t = 0; t < tokens; ++t) {
+    for (std::size_t i = 0; i < k_heads * d; ++i) {
+      const Eigen::half want(k_sep[t * k_heads * d + i]);
+      REQUIRE(std::memcmp(&cache[std::size_t(slot[t]) * k_heads * d + i], &want, 2) == 0);
+    }
+  }
+}

@@ -89,6 +89,27 @@ TEMPLATE_TEST_CASE("simd: mul, add, sub and negate act lane by lane", "[simd]", 
   }
 }
 
+TEMPLATE_TEST_CASE("simd: broadcast fills every lane, sum adds the lanes", "[simd]", float,
+                   double) {
+  using T = TestType;
+  using P = simd::Packet<T>;
+  constexpr std::size_t L = simd::kLanes<T>;
+  std::vector<T> lanes(L);
+  simd::store(lanes.data(), simd::broadcast<P>(T(0.375)));
+  REQUIRE(lanes == std::vector<T>(L, T(0.375)));
+  // Lanes whose sums are exact in any order (multiples of 1/16 below 2^8): the sum is the exact
+  // one whatever order the target adds them in; each lane in turn large, so that a lane left
+  // out shows.
+  for (std::size_t big = 0; big < L; ++big) {
+    double exact = 0;
+    for (std::size_t i = 0; i < L; ++i) {
+      lanes[i] = T(i == big ? 200.0 : double(i + 1) / 16);
+      exact += double(lanes[i]);
+    }
+    REQUIRE(double(simd::sum(simd::load<P>(lanes.data()))) == exact);
+  }
+}
+
 TEMPLATE_TEST_CASE("simd: complex packets multiply as complex numbers and conjugate", "[simd]",
                    float, double) {
   using T = TestType;

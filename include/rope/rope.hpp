@@ -12,7 +12,9 @@
 #include <rope/key_cache.hpp>
 #include <rope/layout.hpp>
 #include <rope/multimodal.hpp>
+#include <rope/normalize.hpp>
 #include <rope/positions.hpp>
+#include <rope/qk_norm.hpp>
 #include <rope/query_scale.hpp>
 #include <rope/reference.hpp>
 #include <rope/rotary.hpp>

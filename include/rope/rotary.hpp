@@ -21,6 +21,7 @@
 #include <rope/layout.hpp>
 #include <rope/options.hpp>
 #include <rope/positions.hpp>
+#include <rope/qk_norm.hpp>
 #include <rope/query_scale.hpp>
 #include <rope/scalar.hpp>
 #include <rope/table.hpp>
@@ -139,6 +140,21 @@ class Rotary {
   void apply_qk(View<const T> q, View<T> q_out, View<const T> k, const KeyCache<K>& cache,
                 const Positions& positions, const QueryScale& scale, const Call& call = {}) const;
 
+  /// apply_qk with q and k normalised in the same pass (QK-norm, rope/qk_norm.hpp): RMSNorm of
+  /// each head before RoPE (Qwen3's form or Gemma's 1 + w), RMSNorm of a token's whole projection
+  /// (OLMo 2), or an L2 norm of each rotated head after it (Llama 4), each in its HuggingFace
+  /// class's order of roundings; either norm may be NormKind::none. The result has the bits of
+  /// normalising, then rotating (or rotating, then normalising) with this library in separate
+  /// passes. Throws as apply_qk does, and std::invalid_argument for a weight of the wrong length
+  /// or null (E73) or ε not finite and > 0 (E74), before anything is written.
+  void apply_qk(View<T> q, View<T> k, const Positions& positions, const QkNorms<T>& norms,
+                const Call& call = {}) const;
+
+  /// The keys into a cache, as above, with q and k normalised in the same pass.
+  template <class K>
+  void apply_qk(View<const T> q, View<T> q_out, View<const T> k, const KeyCache<K>& cache,
+                const Positions& positions, const QkNorms<T>& norms, const Call& call = {}) const;
+
   /// Context shift: rotates keys already at their positions m by `delta` more positions, in
   /// place, so that they become the keys of positions m + delta (delta < 0 moves them back;
   /// Direction::inverse moves them by −delta).
@@ -171,6 +187,12 @@ class Rotary {
   template <class K>
   void apply_qk(Unchecked, View<const T> q, View<T> q_out, View<const T> k,
                 const KeyCache<K>& cache, const Positions& positions, const QueryScale& scale,
+                const Call& call = {}) const;
+  void apply_qk(Unchecked, View<T> q, View<T> k, const Positions& positions,
+                const QkNorms<T>& norms, const Call& call = {}) const;
+  template <class K>
+  void apply_qk(Unchecked, View<const T> q, View<T> q_out, View<const T> k,
+                const KeyCache<K>& cache, const Positions& positions, const QkNorms<T>& norms,
                 const Call& call = {}) const;
 
   // ---- conveniences, one line each -------------------------------------------------------------

@@ -9,6 +9,7 @@
 #if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -18,6 +19,7 @@
 #include <rope/execution.hpp>
 #include <rope/key_cache.hpp>
 #include <rope/positions.hpp>
+#include <rope/qk_norm.hpp>
 #include <rope/view.hpp>
 
 namespace rope {
@@ -479,6 +481,37 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_apply_qk_cache(
     check_streaming(k, cache);
   }
   return range;
+}
+
+// A role's normalisation (qk_norm.hpp) for views of `heads` heads: its weight of the length its
+// kind takes (none for l2_after), and ε finite and > 0.
+ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_norm(const char* role, NormKind kind,
+                                                             const void* weight,
+                                                             std::size_t weight_size,
+                                                             double epsilon, std::size_t head_size,
+                                                             std::size_t heads) {
+  if (kind == NormKind::none) return;
+  if (kind == NormKind::l2_after) {
+    if (weight != nullptr || weight_size != 0) {
+      invalid("rope: %s norm l2_after takes no weight, but %zu values were given", role,
+              weight_size);
+    }
+  } else {
+    const bool projection = kind == NormKind::rms_projection;
+    const std::size_t size = projection ? heads * head_size : head_size;
+    if (weight_size != size) {
+      if (projection) {
+        invalid("rope: %s norm weight has %zu values but heads x head size is %zu x %zu = %zu",
+                role, weight_size, heads, head_size, size);
+      }
+      invalid("rope: %s norm weight has %zu values but the head size is %zu", role, weight_size,
+              head_size);
+    }
+    if (weight == nullptr && size != 0) invalid("rope: %s norm weight is a null pointer", role);
+  }
+  if (!(std::isfinite(epsilon) && epsilon > 0)) {
+    invalid("rope: %s norm epsilon %g must be finite and > 0", role, epsilon);
+  }
 }
 
 // The checks of shift(keys, delta, call); returns the call's token range.

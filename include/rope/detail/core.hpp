@@ -43,7 +43,22 @@ struct CacheJobs {
   Kernel k_kernel;
   CopyOutside k_outside;
   ScaleOutside scale_outside;
+  const NormJob* q_norm = nullptr;  // null: not normalised
+  const NormJob* k_norm = nullptr;
 };
+
+// Checks the normalisations of q (of q_heads heads) and k (k_heads), if any.
+inline void check_norms(const NormJob* q_norm, const NormJob* k_norm, std::size_t head_size,
+                        std::size_t q_heads, std::size_t k_heads) {
+  if (q_norm != nullptr) {
+    check_norm("q", q_norm->kind, q_norm->weight, q_norm->weight_size, q_norm->epsilon, head_size,
+               q_heads);
+  }
+  if (k_norm != nullptr) {
+    check_norm("k", k_norm->kind, k_norm->weight, k_norm->weight_size, k_norm->epsilon, head_size,
+               k_heads);
+  }
+}
 
 template <class C>
 class Core {
@@ -82,6 +97,12 @@ class Core {
                 const QueryScale* scale, const Call& call) const;
   void apply_qk(Unchecked, Kernel kernel, const CacheJobs& jobs, const Positions& positions,
                 const QueryScale* scale, const Call& call) const;
+  // apply_qk in place with q and k normalised (either norm may be null).
+  void apply_qk(Kernel kernel, const Geometry& q, const Geometry& k, const NormJob* q_norm,
+                const NormJob* k_norm, const Positions& positions, const Call& call) const;
+  void apply_qk(Unchecked, Kernel kernel, const Geometry& q, const Geometry& k,
+                const NormJob* q_norm, const NormJob* k_norm, const Positions& positions,
+                const Call& call) const;
   void shift(Kernel kernel, const Geometry& keys, std::int64_t delta, const Call& call) const;
   void shift(Unchecked, Kernel kernel, const Geometry& keys, std::int64_t delta,
              const Call& call) const;
@@ -208,6 +229,7 @@ void Core<C>::apply_qk(Kernel kernel, const CacheJobs& jobs, const Positions& po
   const TokenRange range = check_apply_qk_cache(jobs.q, jobs.q_out, jobs.k, jobs.cache, *jobs.slots,
                                                 head_size_, positions, axes_, call);
   if (scale != nullptr) check_query_scale(*scale);
+  check_norms(jobs.q_norm, jobs.k_norm, head_size_, jobs.q.heads, jobs.k.heads);
   apply_qk(unchecked, kernel, jobs, positions, scale, Call{call.direction, range, call.execution});
 }
 
@@ -219,10 +241,31 @@ void Core<C>::apply_qk(Unchecked, Kernel kernel, const CacheJobs& jobs, const Po
   if (scale != nullptr) scales = query_scales(*scale, positions, range, jobs.q.tokens);
   const Slots* slots = jobs.slots->kind() == Slots::Kind::same_rows ? nullptr : jobs.slots;
   const Job both[2] = {
-      {jobs.q, jobs.q_out, scale != nullptr ? scales.data() : nullptr, jobs.scale_outside},
-      {jobs.k, jobs.cache, nullptr, nullptr, jobs.k_kernel, jobs.k_outside, slots}};
+      {jobs.q, jobs.q_out, scale != nullptr ? scales.data() : nullptr, jobs.scale_outside, nullptr,
+       nullptr, nullptr, jobs.q_norm},
+      {jobs.k, jobs.cache, nullptr, nullptr, jobs.k_kernel, jobs.k_outside, slots, jobs.k_norm}};
   run(TableRows<C>{rows(), &positions, jobs.q.tokens}, kernel, both, 2, slice(), range,
       call.direction, call.execution);
+}
+
+template <class C>
+void Core<C>::apply_qk(Kernel kernel, const Geometry& q, const Geometry& k, const NormJob* q_norm,
+                       const NormJob* k_norm, const Positions& positions, const Call& call) const {
+  const TokenRange range = check_apply_qk(q, k, head_size_, positions, axes_, call);
+  check_norms(q_norm, k_norm, head_size_, q.heads, k.heads);
+  apply_qk(unchecked, kernel, q, k, q_norm, k_norm, positions,
+           Call{call.direction, range, call.execution});
+}
+
+template <class C>
+void Core<C>::apply_qk(Unchecked, Kernel kernel, const Geometry& q, const Geometry& k,
+                       const NormJob* q_norm, const NormJob* k_norm, const Positions& positions,
+                       const Call& call) const {
+  Job jobs[2] = {{q, q}, {k, k}};
+  jobs[0].norm = q_norm;
+  jobs[1].norm = k_norm;
+  run(TableRows<C>{rows(), &positions, q.tokens}, kernel, jobs, 2, slice(),
+      call.tokens.value_or(TokenRange{0, q.rows()}), call.direction, call.execution);
 }
 
 template <class C>

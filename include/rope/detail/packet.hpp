@@ -489,6 +489,34 @@ P sub(const P& a, const P& b) {
   return Eigen::internal::psub(a, b);
 }
 
+/// A register with every lane v.
+template <class P>
+P broadcast(const Element<P>& v) {
+  return Eigen::internal::pset1<P>(v);
+}
+/// The sum of a register's lanes, in an order fixed per target. On AVX-512 the two halves are
+/// taken by the zero-masking extraction (as in native::widen: Eigen's predux, and GCC 12's
+/// unmasked extraction and cast to the lower half, pass an undefined register that
+/// -Wuninitialized reports in the caller's TU), added, then summed by Eigen's AVX reduction.
+template <class P>
+Element<P> sum(const P& a) {
+#if defined(EIGEN_VECTORIZE_AVX512)
+  if constexpr (std::is_same_v<Element<P>, float> && kLanes<float> == 16) {
+    const __m512d bits = _mm512_castps_pd(a);
+    return Eigen::internal::predux(
+        _mm256_add_ps(_mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, bits, 0)),
+                      _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, bits, 1))));
+  } else if constexpr (std::is_same_v<Element<P>, double> && kLanes<double> == 8) {
+    return Eigen::internal::predux(_mm256_add_pd(_mm512_maskz_extractf64x4_pd(0xF, a, 0),
+                                                 _mm512_maskz_extractf64x4_pd(0xF, a, 1)));
+  } else {
+    return Eigen::internal::predux(a);
+  }
+#else
+  return Eigen::internal::predux(a);
+#endif
+}
+
 /// Lane-wise −a.
 template <class P>
 P negate(const P& a) {

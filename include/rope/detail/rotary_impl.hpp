@@ -15,6 +15,7 @@
 
 #include <rope/detail/checks.hpp>
 #include <rope/detail/core.hpp>
+#include <rope/detail/norm.hpp>
 #include <rope/detail/walk.hpp>
 
 namespace rope {
@@ -109,6 +110,49 @@ void Rotary<T, Dim>::apply_qk(Unchecked, View<const T> q, View<T> q_out, View<co
                               const KeyCache<K>& cache, const Positions& positions,
                               const QueryScale& scale, const Call& call) const {
   core_.apply_qk(unchecked, kernel(), cache_jobs(q, q_out, k, cache), positions, &scale, call);
+}
+
+template <class T, int Dim>
+void Rotary<T, Dim>::apply_qk(View<T> q, View<T> k, const Positions& positions,
+                              const QkNorms<T>& norms, const Call& call) const {
+  const detail::NormJob q_norm = detail::norm_job<T, T>(norms.q, head_size());
+  const detail::NormJob k_norm = detail::norm_job<T, T>(norms.k, head_size());
+  core_.apply_qk(kernel(), q, k, detail::if_any(q_norm), detail::if_any(k_norm), positions, call);
+}
+
+template <class T, int Dim>
+void Rotary<T, Dim>::apply_qk(Unchecked, View<T> q, View<T> k, const Positions& positions,
+                              const QkNorms<T>& norms, const Call& call) const {
+  const detail::NormJob q_norm = detail::norm_job<T, T>(norms.q, head_size());
+  const detail::NormJob k_norm = detail::norm_job<T, T>(norms.k, head_size());
+  core_.apply_qk(unchecked, kernel(), q, k, detail::if_any(q_norm), detail::if_any(k_norm),
+                 positions, call);
+}
+
+template <class T, int Dim>
+template <class K>
+void Rotary<T, Dim>::apply_qk(View<const T> q, View<T> q_out, View<const T> k,
+                              const KeyCache<K>& cache, const Positions& positions,
+                              const QkNorms<T>& norms, const Call& call) const {
+  const detail::NormJob q_norm = detail::norm_job<T, T>(norms.q, head_size());
+  const detail::NormJob k_norm = detail::norm_job<T, K>(norms.k, head_size());
+  detail::CacheJobs jobs = cache_jobs(q, q_out, k, cache);
+  jobs.q_norm = detail::if_any(q_norm);
+  jobs.k_norm = detail::if_any(k_norm);
+  core_.apply_qk(kernel(), jobs, positions, nullptr, call);
+}
+
+template <class T, int Dim>
+template <class K>
+void Rotary<T, Dim>::apply_qk(Unchecked, View<const T> q, View<T> q_out, View<const T> k,
+                              const KeyCache<K>& cache, const Positions& positions,
+                              const QkNorms<T>& norms, const Call& call) const {
+  const detail::NormJob q_norm = detail::norm_job<T, T>(norms.q, head_size());
+  const detail::NormJob k_norm = detail::norm_job<T, K>(norms.k, head_size());
+  detail::CacheJobs jobs = cache_jobs(q, q_out, k, cache);
+  jobs.q_norm = detail::if_any(q_norm);
+  jobs.k_norm = detail::if_any(k_norm);
+  core_.apply_qk(unchecked, kernel(), jobs, positions, nullptr, call);
 }
 
 template <class T, int Dim>

@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include <Eigen/Core>
@@ -36,6 +37,7 @@
 #include <rope/execution.hpp>
 #include <rope/key_cache.hpp>
 #include <rope/layout.hpp>
+#include <rope/qk_norm.hpp>
 #include <rope/scalar.hpp>
 #include <rope/view.hpp>
 
@@ -50,6 +52,23 @@ C* room(std::vector<C>& scratch, std::size_t n) {
   if (scratch.size() < n) scratch = std::vector<C>(n);
   return scratch.data();
 }
+
+// A buffer whose values are not initialised (they are written before they are read): a
+// normalised job's heads, 16 KiB for 32 heads of 128 floats, whose zeroing at every call was a
+// tenth of the samples of a decode step's profile.
+// It starts on a 64-byte boundary, so that no register of it straddles two cache lines.
+struct Uninitialized {
+  std::unique_ptr<unsigned char[]> data;
+  std::size_t size = 0;
+  unsigned char* room(std::size_t n) {
+    if (size < n) {
+      data.reset(new unsigned char[n + 63]);
+      size = n;
+    }
+    const auto address = reinterpret_cast<std::uintptr_t>(data.get());
+    return data.get() + ((64 - address % 64) % 64);
+  }
+};
 
 // Multiplies `count` values of T at `values` by s, in C = compute_t<T>, rounded once: whole
 // registers of the kernels' type, then one value at a time, with the same bits (one product of
@@ -112,6 +131,35 @@ struct AnyHeads {
 using Kernel = void (*)(const AnyHeads& heads, const void* row, Index pairs, Index half,
                         bool inverse);
 
+// A job's normalisation (qk_norm.hpp), with its type erased: the functions of detail/norm.hpp for
+// the job's T (and the destination's D). Heads are at `heads` + n·stride bytes; r holds one
+// factor per head, in C = compute_t<T>.
+//   factors   each head's r (the same r for all of a token's heads, for rms_projection);
+//   before    heads [first, first + count) normalised with their r into `out`, head_size apart;
+//   after     such heads scaled by their r in place (l2_after);
+//   store     such heads converted into dst (head n at dst + n·dst_stride bytes).
+struct NormJob {
+  NormKind kind;
+  const void* weight;
+  std::size_t weight_size;
+  double epsilon;
+  std::size_t head_size;
+  void (*factors)(const NormJob& norm, const unsigned char* heads, std::size_t stride,
+                  std::size_t count, unsigned char* r);
+  void (*before)(const NormJob& norm, const unsigned char* heads, std::size_t stride,
+                 std::size_t first, std::size_t count, const unsigned char* r, unsigned char* out);
+  void (*after)(const NormJob& norm, unsigned char* heads, std::size_t count,
+                const unsigned char* r);
+  void (*store)(const NormJob& norm, const unsigned char* heads, std::size_t count,
+                unsigned char* dst, std::size_t dst_stride);
+};
+
+// Heads a normalised job takes at a time through its buffer: 4 KiB of them, so that the buffer
+// stays in L1 beside the token's heads.
+inline std::size_t norm_group(std::size_t bytes_per_head) noexcept {
+  return std::max<std::size_t>(1, 4096 / bytes_per_head);
+}
+
 // The heads one call rotates: src and dst have the same shape (dst may equal src). A job with
 // scales (the queries of apply_qk with a QueryScale) multiplies token t by scales[t]: its row
 // is scaled before the kernel reads it, and scale_outside scales what the kernel leaves.
@@ -128,6 +176,7 @@ struct Job {
   Kernel kernel = nullptr;
   CopyOutside copy_outside = nullptr;
   const Slots* slots = nullptr;
+  const NormJob* norm = nullptr;
 };
 
 // Head h of row r of a view, as the walk reads it (src) or writes it (dst).
@@ -230,28 +279,68 @@ void convert_outside_slice(const unsigned char* src, std::size_t src_stride, uns
 // their own destination. A view may be in place for some heads only: src and dst that share
 // their first head but not their head stride (the checks allow a head to be its own
 // destination, and other heads to be disjoint).
-// With copy_outside, dst holds another type than src (a cache), of dst_element bytes.
+// The same from `count` heads at x (head n at x + n·x_stride bytes, elements of e bytes). With
+// copy_outside, dst holds another type than src (a cache), of dst_element bytes.
+inline void rotate_raw(Kernel kernel, const unsigned char* x, std::size_t x_stride, std::size_t e,
+                       std::size_t count, unsigned char* dst, std::size_t dst_stride,
+                       std::size_t dst_element, CopyOutside copy_outside, const void* row,
+                       const Slice& slice, bool inverse) {
+  kernel(
+      AnyHeads{x + slice.offset * e, x_stride, dst + slice.offset * dst_element, dst_stride, count},
+      row, static_cast<Index>(slice.pairs), static_cast<Index>(slice.half()), inverse);
+  if (slice.whole()) return;
+  if (copy_outside != nullptr) {
+    copy_outside(x, x_stride, dst, dst_stride, count, slice);
+  } else if (x != dst || x_stride != dst_stride) {
+    copy_outside_slice(x, x_stride, dst, dst_stride, count, e, slice);
+  }
+}
 inline void rotate_heads(Kernel kernel, const Geometry& src, std::size_t t, std::size_t first,
                          std::size_t count, unsigned char* dst, std::size_t dst_stride,
                          std::size_t dst_element, CopyOutside copy_outside, const void* row,
                          const Slice& slice, bool inverse) {
-  const std::size_t e = src.element;
-  const unsigned char* x = source_head(src, t, first);
-  kernel(AnyHeads{x + slice.offset * e, src.head_stride, dst + slice.offset * dst_element,
-                  dst_stride, count},
-         row, static_cast<Index>(slice.pairs), static_cast<Index>(slice.half()), inverse);
-  if (slice.whole()) return;
-  if (copy_outside != nullptr) {
-    copy_outside(x, src.head_stride, dst, dst_stride, count, slice);
-  } else if (x != dst || src.head_stride != dst_stride) {
-    copy_outside_slice(x, src.head_stride, dst, dst_stride, count, e, slice);
+  rotate_raw(kernel, source_head(src, t, first), src.head_stride, src.element, count, dst,
+             dst_stride, dst_element, copy_outside, row, slice, inverse);
+}
+
+// A normalised job's token t into row r of dst, a group of heads at a time through `buffer`
+// (64-aligned: each head's factor r, then a group of heads of T, contiguous): before RoPE, the
+// factors of all heads from src, then each group normalised into the buffer and rotated from it
+// into dst (by the job's kernel, into the cache's type where it has one); after RoPE, each group
+// rotated into the buffer in T (by `same`, the call's kernel from T to T), its factors, scaled
+// there, then stored into dst.
+ROPE_DETAIL_NOINLINE inline void rotate_normalized(Kernel job_kernel, Kernel same, const Job& job,
+                                                   std::size_t t, std::size_t r, const void* row,
+                                                   const Slice& slice, bool inverse,
+                                                   Uninitialized& buffer) {
+  const NormJob& norm = *job.norm;
+  const std::size_t heads = job.src.heads, e = job.src.element, bytes = slice.head_size * e;
+  const std::size_t group = std::min(heads, norm_group(bytes));
+  const std::size_t factor_bytes = (8 * heads + 63) / 64 * 64;
+  unsigned char* factors = buffer.room(factor_bytes + group * bytes);
+  unsigned char* normalized = factors + factor_bytes;
+  const unsigned char* src = source_head(job.src, t, 0);
+  unsigned char* dst = destination_head(job.dst, r, 0);
+  const std::size_t src_stride = job.src.head_stride, dst_stride = job.dst.head_stride;
+  const bool before = norm.before != nullptr;
+  if (before) norm.factors(norm, src, src_stride, heads, factors);
+  for (std::size_t first = 0; first < heads; first += group) {
+    const std::size_t count = std::min(group, heads - first);
+    const unsigned char* x = src + first * src_stride;
+    unsigned char* y = dst + first * dst_stride;
+    if (before) {
+      norm.before(norm, src, src_stride, first, count, factors, normalized);
+      rotate_raw(job_kernel, normalized, bytes, e, count, y, dst_stride, job.dst.element,
+                 job.copy_outside, row, slice, inverse);
+    } else {
+      rotate_raw(same, x, src_stride, e, count, normalized, bytes, e, nullptr, row, slice, inverse);
+      norm.factors(norm, normalized, bytes, count, factors);
+      norm.after(norm, normalized, count, factors);
+      norm.store(norm, normalized, count, y, dst_stride);
+    }
   }
 }
 
-// Streaming stores: a token's heads in groups, each rotated into a 16 KiB buffer by the ordinary
-// kernel and copied to dst with non-temporal stores, so that the kernels are compiled once
-// whatever the stores. Measured, the extra pass through the buffer costs about what the stores
-// save (docs/design.md, "Pay for what you use").
 // Token t of src goes to row r of dst.
 ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void rotate_streaming(
     Kernel kernel, const Job& job, std::size_t t, std::size_t r, const void* row,
@@ -283,6 +372,7 @@ void walk(const Source& source, Kernel kernel, bool inverse, bool streaming, con
   std::vector<C> scratch;             // a row the source computes
   std::vector<C> scaled;              // the row of a scaled job
   std::vector<unsigned char> buffer;  // streaming stores only
+  Uninitialized normalized;           // normalised jobs only
   for (std::size_t t = tokens.first; t < tokens.last; ++t) {
     const void* row = source.row(t, scratch);
     for (std::size_t i = 0; i < job_count; ++i) {
@@ -303,7 +393,9 @@ void walk(const Source& source, Kernel kernel, bool inverse, bool streaming, con
         for (std::size_t e = 0; e < 2 * slice.pairs; ++e) to[e] = factor * from[e];
         job_row = to;
       }
-      if (streaming) {
+      if (job.norm != nullptr) {
+        rotate_normalized(job_kernel, kernel, job, t, r, job_row, slice, inverse, normalized);
+      } else if (streaming) {
         rotate_streaming(job_kernel, job, t, r, job_row, slice, inverse, buffer);
       } else {
         rotate_heads(job_kernel, job.src, t, 0, job.src.heads, destination_head(job.dst, r, 0),
