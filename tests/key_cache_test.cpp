@@ -26,11 +26,7 @@ namespace {
 using rope::Layout;
 using rope::Slots;
 using rope::View;
-
-template <class T>
-bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
-}
+using rope_test::same_bits;
 
 // A cache value no rotation produces here (inputs are in [-1, 1]): rows the call must not touch.
 template <class K>

@@ -24,11 +24,7 @@ namespace {
 using rope::Layout;
 using rope::NormKind;
 using rope::View;
-
-template <class T>
-bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
-}
+using rope_test::same_bits;
 
 // ---- float64 transcriptions of the HuggingFace classes (exact arithmetic, no roundings) -------
 

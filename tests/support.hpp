@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <new>
 #include <random>
@@ -156,6 +157,12 @@ void require_invalid(F&& f, const std::vector<std::string>& fragments,
 template <class F>
 void require_out_of_range(F&& f, const std::vector<std::string>& fragments) {
   require_throws<std::out_of_range>(std::forward<F>(f), fragments);
+}
+
+// Whether two buffers hold the same bits (NaN payloads and signed zeros included).
+template <class T>
+bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
 }
 
 template <class T>

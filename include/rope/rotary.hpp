@@ -219,10 +219,11 @@ class Rotary {
   static std::size_t checked_head_size(std::size_t head_size);
   // The kernel of T for the layout: a fixed Dim bounds the rotated pairs, whole head or partial.
   detail::Kernel kernel() const noexcept;
-  // The views of a call into a cache of K, with the kernels from T to K.
+  // The views of a call into a cache of K, with the kernels from T to K and the norms, if any.
   template <class K>
   detail::CacheJobs cache_jobs(View<const T> q, View<T> q_out, View<const T> k,
-                               const KeyCache<K>& cache) const noexcept;
+                               const KeyCache<K>& cache, const detail::NormJob* q_norm = nullptr,
+                               const detail::NormJob* k_norm = nullptr) const noexcept;
 
   // Everything but the kernels: compiled once per Compute type (detail/core.hpp).
   detail::Core<Compute> core_;

@@ -65,7 +65,9 @@ void Rotary<T, Dim>::apply_qk(Unchecked, View<T> q, View<T> k, const Positions& 
 template <class T, int Dim>
 template <class K>
 detail::CacheJobs Rotary<T, Dim>::cache_jobs(View<const T> q, View<T> q_out, View<const T> k,
-                                             const KeyCache<K>& cache) const noexcept {
+                                             const KeyCache<K>& cache,
+                                             const detail::NormJob* q_norm,
+                                             const detail::NormJob* k_norm) const noexcept {
   static_assert(is_storage_type_v<K> && std::is_same_v<compute_t<K>, Compute>,
                 "rope::KeyCache<K>: K must compute in T's type: float, Eigen::half or "
                 "Eigen::bfloat16 for float and 16-bit T; double for double");
@@ -77,7 +79,9 @@ detail::CacheJobs Rotary<T, Dim>::cache_jobs(View<const T> q, View<T> q_out, Vie
           &cache.slots,
           detail::kernel_for<kHalf, T, K>(layout()),
           &detail::convert_outside_slice<T, K>,
-          &detail::scale_outside_slice<T>};
+          &detail::scale_outside_slice<T>,
+          q_norm,
+          k_norm};
 }
 
 template <class T, int Dim>
@@ -136,10 +140,9 @@ void Rotary<T, Dim>::apply_qk(View<const T> q, View<T> q_out, View<const T> k,
                               const QkNorms<T>& norms, const Call& call) const {
   const detail::NormJob q_norm = detail::norm_job<T, T>(norms.q, head_size());
   const detail::NormJob k_norm = detail::norm_job<T, K>(norms.k, head_size());
-  detail::CacheJobs jobs = cache_jobs(q, q_out, k, cache);
-  jobs.q_norm = detail::if_any(q_norm);
-  jobs.k_norm = detail::if_any(k_norm);
-  core_.apply_qk(kernel(), jobs, positions, nullptr, call);
+  core_.apply_qk(kernel(),
+                 cache_jobs(q, q_out, k, cache, detail::if_any(q_norm), detail::if_any(k_norm)),
+                 positions, nullptr, call);
 }
 
 template <class T, int Dim>
@@ -149,10 +152,9 @@ void Rotary<T, Dim>::apply_qk(Unchecked, View<const T> q, View<T> q_out, View<co
                               const QkNorms<T>& norms, const Call& call) const {
   const detail::NormJob q_norm = detail::norm_job<T, T>(norms.q, head_size());
   const detail::NormJob k_norm = detail::norm_job<T, K>(norms.k, head_size());
-  detail::CacheJobs jobs = cache_jobs(q, q_out, k, cache);
-  jobs.q_norm = detail::if_any(q_norm);
-  jobs.k_norm = detail::if_any(k_norm);
-  core_.apply_qk(unchecked, kernel(), jobs, positions, nullptr, call);
+  core_.apply_qk(unchecked, kernel(),
+                 cache_jobs(q, q_out, k, cache, detail::if_any(q_norm), detail::if_any(k_norm)),
+                 positions, nullptr, call);
 }
 
 template <class T, int Dim>
