@@ -405,22 +405,8 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_slots(const Slots& slots
                    static_cast<long long>(slot), t, rows);
     }
   }
-  const auto twice = [](std::size_t a, std::size_t b, std::int64_t slot) {
-    invalid("rope: tokens %zu and %zu both have slot %lld: each cache row takes one token", a, b,
-            static_cast<long long>(slot));
-  };
-  // A row taken twice: by comparing pairs up to 32 tokens (decode steps: no allocation), by
-  // sorting (row, token) beyond.
-  if (count <= 32) {
-    for (std::size_t t = range.first; t < range.last; ++t) {
-      const std::int64_t slot = slots.row(t, rows);
-      for (std::size_t u = range.first; u < t && slot >= 0; ++u) {
-        if (slots.row(u, rows) == slot) twice(u, t, slot);
-      }
-    }
-    return;
-  }
-  std::vector<std::pair<std::int64_t, std::size_t>> taken;
+  if (count < 2) return;  // a decode step: no row can be taken twice, nothing to allocate
+  std::vector<std::pair<std::int64_t, std::size_t>> taken;  // (row, token), sorted
   taken.reserve(count);
   for (std::size_t t = range.first; t < range.last; ++t) {
     const std::int64_t slot = slots.row(t, rows);
@@ -428,8 +414,10 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_slots(const Slots& slots
   }
   std::sort(taken.begin(), taken.end());
   for (std::size_t i = 1; i < taken.size(); ++i) {
-    if (taken[i].first == taken[i - 1].first)
-      twice(taken[i - 1].second, taken[i].second, taken[i].first);
+    if (taken[i].first == taken[i - 1].first) {
+      invalid("rope: tokens %zu and %zu both have slot %lld: each cache row takes one token",
+              taken[i - 1].second, taken[i].second, static_cast<long long>(taken[i].first));
+    }
   }
 }
 

@@ -82,10 +82,12 @@ class Core {
              const Call& call) const;
   void apply(Unchecked, Kernel kernel, const Geometry& src, const Geometry& dst,
              const Positions& positions, const Call& call) const;
-  void apply_qk(Kernel kernel, const Geometry& q, const Geometry& k, const Positions& positions,
-                const Call& call) const;
+  // apply_qk in place, q and k normalised where their norm is not null.
+  void apply_qk(Kernel kernel, const Geometry& q, const Geometry& k, const NormJob* q_norm,
+                const NormJob* k_norm, const Positions& positions, const Call& call) const;
   void apply_qk(Unchecked, Kernel kernel, const Geometry& q, const Geometry& k,
-                const Positions& positions, const Call& call) const;
+                const NormJob* q_norm, const NormJob* k_norm, const Positions& positions,
+                const Call& call) const;
   void apply_qk(Kernel kernel, ScaleOutside scale_outside, const Geometry& q, const Geometry& k,
                 const Positions& positions, const QueryScale& scale, const Call& call) const;
   void apply_qk(Unchecked, Kernel kernel, ScaleOutside scale_outside, const Geometry& q,
@@ -97,12 +99,6 @@ class Core {
                 const QueryScale* scale, const Call& call) const;
   void apply_qk(Unchecked, Kernel kernel, const CacheJobs& jobs, const Positions& positions,
                 const QueryScale* scale, const Call& call) const;
-  // apply_qk in place with q and k normalised (either norm may be null).
-  void apply_qk(Kernel kernel, const Geometry& q, const Geometry& k, const NormJob* q_norm,
-                const NormJob* k_norm, const Positions& positions, const Call& call) const;
-  void apply_qk(Unchecked, Kernel kernel, const Geometry& q, const Geometry& k,
-                const NormJob* q_norm, const NormJob* k_norm, const Positions& positions,
-                const Call& call) const;
   void shift(Kernel kernel, const Geometry& keys, std::int64_t delta, const Call& call) const;
   void shift(Unchecked, Kernel kernel, const Geometry& keys, std::int64_t delta,
              const Call& call) const;
@@ -185,21 +181,6 @@ void Core<C>::apply(Unchecked, Kernel kernel, const Geometry& src, const Geometr
   const Job job{src, dst};
   run(TableRows<C>{rows(), &positions, src.tokens}, kernel, &job, 1, slice(),
       call.tokens.value_or(TokenRange{0, src.rows()}), call.direction, call.execution);
-}
-
-template <class C>
-void Core<C>::apply_qk(Kernel kernel, const Geometry& q, const Geometry& k,
-                       const Positions& positions, const Call& call) const {
-  const TokenRange range = check_apply_qk(q, k, head_size_, positions, axes_, call);
-  apply_qk(unchecked, kernel, q, k, positions, Call{call.direction, range, call.execution});
-}
-
-template <class C>
-void Core<C>::apply_qk(Unchecked, Kernel kernel, const Geometry& q, const Geometry& k,
-                       const Positions& positions, const Call& call) const {
-  const Job jobs[2] = {{q, q}, {k, k}};
-  run(TableRows<C>{rows(), &positions, q.tokens}, kernel, jobs, 2, slice(),
-      call.tokens.value_or(TokenRange{0, q.rows()}), call.direction, call.execution);
 }
 
 template <class C>

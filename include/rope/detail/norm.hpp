@@ -16,7 +16,7 @@
 #include <rope/config.hpp>
 #if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
 
-#include <cmath>
+#include <algorithm>
 #include <cstddef>
 #include <type_traits>
 
@@ -59,11 +59,12 @@ compute_t<T> sum_of_squares(const T* x, std::size_t n) {
   return sum;
 }
 
-// 1 / √(sum / n + ε), each operation rounded in C.
+// r = 1 / √(sum / n + ε) in place of each of `count` sums, each operation rounded once in C, for
+// all of them at once (Eigen's vectorised quotient and square root round as the scalar ones).
 template <class C>
-C inverse_rms(C sum, std::size_t n, double epsilon) {
-  const C mean = sum / static_cast<C>(n);
-  return C(1) / std::sqrt(mean + static_cast<C>(epsilon));
+void inverse_rms(C* sums, std::size_t count, std::size_t n, double epsilon) {
+  Eigen::Map<Eigen::Array<C, Eigen::Dynamic, 1>> all(sums, static_cast<Eigen::Index>(count));
+  all = C(1) / (all / static_cast<C>(n) + static_cast<C>(epsilon)).sqrt();
 }
 
 // y[i] of n values, normalised by r with weights w, in the form Kind (not l2_after).
@@ -105,22 +106,18 @@ void norm_factors(const NormJob& norm, const unsigned char* heads, std::size_t s
   using C = compute_t<T>;
   const std::size_t d = norm.head_size;
   C* r = reinterpret_cast<C*>(r_bytes);
-  // The sums of all heads first, then their r: the square roots and quotients of different heads
-  // may overlap.
+  // The sums of all heads first, then their r together.
   for (std::size_t n = 0; n < count; ++n) {
     r[n] = sum_of_squares(reinterpret_cast<const T*>(heads + n * stride), d);
   }
   if (norm.kind == NormKind::rms_projection) {
-    C sum = 0;
-    for (std::size_t n = 0; n < count; ++n) sum += r[n];
-    const C whole = inverse_rms(sum, count * d, norm.epsilon);
-    for (std::size_t n = 0; n < count; ++n) r[n] = whole;
+    C whole = 0;
+    for (std::size_t n = 0; n < count; ++n) whole += r[n];
+    inverse_rms(&whole, 1, count * d, norm.epsilon);
+    std::fill(r, r + count, whole);
     return;
   }
-  // 1 / √(sum / d + ε) for all heads at once: each operation is correctly rounded, so Eigen's
-  // vectorised quotient and square root give inverse_rms's bits, head by head.
-  Eigen::Map<Eigen::Array<C, Eigen::Dynamic, 1>> all(r, static_cast<Eigen::Index>(count));
-  all = C(1) / (all / static_cast<C>(d) + static_cast<C>(norm.epsilon)).sqrt();
+  inverse_rms(r, count, d, norm.epsilon);
 }
 
 // NormJob::before for T: heads [first, first + count) normalised into `out`.

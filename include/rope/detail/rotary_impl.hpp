@@ -40,7 +40,7 @@ void Rotary<T, Dim>::apply(Unchecked, View<const T> src, View<T> dst, const Posi
 template <class T, int Dim>
 void Rotary<T, Dim>::apply_qk(View<T> q, View<T> k, const Positions& positions,
                               const Call& call) const {
-  core_.apply_qk(kernel(), q, k, positions, call);
+  core_.apply_qk(kernel(), q, k, nullptr, nullptr, positions, call);
 }
 
 template <class T, int Dim>
@@ -52,7 +52,7 @@ void Rotary<T, Dim>::apply_qk(View<T> q, View<T> k, const Positions& positions,
 template <class T, int Dim>
 void Rotary<T, Dim>::apply_qk(Unchecked, View<T> q, View<T> k, const Positions& positions,
                               const Call& call) const {
-  core_.apply_qk(unchecked, kernel(), q, k, positions, call);
+  core_.apply_qk(unchecked, kernel(), q, k, nullptr, nullptr, positions, call);
 }
 
 template <class T, int Dim>

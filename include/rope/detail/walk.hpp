@@ -22,6 +22,7 @@
 #if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -54,9 +55,9 @@ C* room(std::vector<C>& scratch, std::size_t n) {
 }
 
 // A buffer whose values are not initialised (they are written before they are read): a
-// normalised job's heads, 16 KiB for 32 heads of 128 floats, whose zeroing at every call was a
-// tenth of the samples of a decode step's profile.
-// It starts on a 64-byte boundary, so that no register of it straddles two cache lines.
+// normalised job's factors and group of heads. Zeroing it at every call (16 KiB, before the heads
+// went in groups) was a tenth of the samples of a decode step's profile. It starts on a 64-byte
+// boundary, so that no register of it straddles two cache lines.
 struct Uninitialized {
   std::unique_ptr<unsigned char[]> data;
   std::size_t size = 0;
@@ -198,6 +199,18 @@ struct Slice {
   std::size_t pairs;
   std::size_t half() const noexcept { return rotary_dim / 2; }
   bool whole() const noexcept { return rotary_dim == head_size && pairs == half(); }
+  // The runs of coordinates the kernel does not reach, {first, count} in elements: before the
+  // slice, after it, and the pairs [pairs, h) at the end of each half (empty for interleaved).
+  struct Run {
+    std::size_t first, count;
+  };
+  std::array<Run, 4> outside() const noexcept {
+    const std::size_t end = offset + rotary_dim, gap = half() - pairs;
+    return {{{0, offset},
+             {end, head_size - end},
+             {offset + pairs, gap},
+             {offset + half() + pairs, gap}}};
+  }
 };
 
 // Copies the coordinates that do not rotate of `count` heads of `size`-byte values, head n
@@ -206,20 +219,13 @@ struct Slice {
 inline void copy_outside_slice(const unsigned char* src, std::size_t src_stride, unsigned char* dst,
                                std::size_t dst_stride, std::size_t count, std::size_t size,
                                const Slice& slice) {
-  const std::size_t before = slice.offset * size, end = (slice.offset + slice.rotary_dim) * size;
-  const std::size_t after = slice.head_size * size - end;
-  const std::size_t gap = (slice.half() - slice.pairs) * size;  // at the end of each half
-  const std::size_t first_gap = (slice.offset + slice.pairs) * size;
-  const std::size_t second_gap = first_gap + slice.half() * size;
+  const std::array<Slice::Run, 4> runs = slice.outside();
   for (std::size_t n = 0; n < count; ++n) {
     const unsigned char* x = src + n * src_stride;
     unsigned char* y = dst + n * dst_stride;
     if (x == y) continue;
-    std::memcpy(y, x, before);
-    std::memcpy(y + end, x + end, after);
-    if (gap != 0) {
-      std::memcpy(y + first_gap, x + first_gap, gap);
-      std::memcpy(y + second_gap, x + second_gap, gap);
+    for (const Slice::Run& run : runs) {
+      if (run.count != 0) std::memcpy(y + run.first * size, x + run.first * size, run.count * size);
     }
   }
 }
@@ -227,13 +233,10 @@ inline void copy_outside_slice(const unsigned char* src, std::size_t src_stride,
 template <class T>
 void scale_outside_slice(unsigned char* heads, std::size_t stride, std::size_t count,
                          const Slice& slice, double s) {
-  const std::size_t end = slice.offset + slice.rotary_dim, gap = slice.half() - slice.pairs;
+  const std::array<Slice::Run, 4> runs = slice.outside();
   for (std::size_t n = 0; n < count; ++n) {
     T* y = reinterpret_cast<T*>(heads + n * stride);
-    scale_values(y, slice.offset, s);
-    scale_values(y + end, slice.head_size - end, s);
-    scale_values(y + slice.offset + slice.pairs, gap, s);
-    scale_values(y + slice.offset + slice.half() + slice.pairs, gap, s);
+    for (const Slice::Run& run : runs) scale_values(y + run.first, run.count, s);
   }
 }
 
@@ -262,25 +265,18 @@ Kernel kernel_for(Layout layout) noexcept {
 template <class S, class D>
 void convert_outside_slice(const unsigned char* src, std::size_t src_stride, unsigned char* dst,
                            std::size_t dst_stride, std::size_t count, const Slice& slice) {
-  const std::size_t end = slice.offset + slice.rotary_dim, gap = slice.half() - slice.pairs;
-  const std::size_t first_gap = slice.offset + slice.pairs, second_gap = first_gap + slice.half();
+  const std::array<Slice::Run, 4> runs = slice.outside();
   for (std::size_t n = 0; n < count; ++n) {
     const S* x = reinterpret_cast<const S*>(src + n * src_stride);
     D* y = reinterpret_cast<D*>(dst + n * dst_stride);
-    convert_values(x, y, slice.offset);
-    convert_values(x + end, y + end, slice.head_size - end);
-    convert_values(x + first_gap, y + first_gap, gap);
-    convert_values(x + second_gap, y + second_gap, gap);
+    for (const Slice::Run& run : runs) convert_values(x + run.first, y + run.first, run.count);
   }
 }
 
-// The heads [first, first + count) of token t of src, into dst (head n at dst + n·dst_stride
-// bytes): the kernel on the slice, and the coordinates outside it copied, but for heads that are
-// their own destination. A view may be in place for some heads only: src and dst that share
-// their first head but not their head stride (the checks allow a head to be its own
-// destination, and other heads to be disjoint).
-// The same from `count` heads at x (head n at x + n·x_stride bytes, elements of e bytes). With
-// copy_outside, dst holds another type than src (a cache), of dst_element bytes.
+// The kernel on `count` heads at x (head n at x + n·x_stride bytes, elements of e bytes) into dst
+// (head n at dst + n·dst_stride bytes), and the coordinates outside the slice copied, but for
+// heads that are their own destination; with copy_outside, converted (dst holds another type
+// than x, a cache's, of dst_element bytes).
 inline void rotate_raw(Kernel kernel, const unsigned char* x, std::size_t x_stride, std::size_t e,
                        std::size_t count, unsigned char* dst, std::size_t dst_stride,
                        std::size_t dst_element, CopyOutside copy_outside, const void* row,
@@ -295,6 +291,11 @@ inline void rotate_raw(Kernel kernel, const unsigned char* x, std::size_t x_stri
     copy_outside_slice(x, x_stride, dst, dst_stride, count, e, slice);
   }
 }
+// The heads [first, first + count) of token t of src, into dst (head n at dst + n·dst_stride
+// bytes): the kernel on the slice, and the coordinates outside it copied, but for heads that are
+// their own destination. A view may be in place for some heads only: src and dst that share
+// their first head but not their head stride (the checks allow a head to be its own
+// destination, and other heads to be disjoint).
 inline void rotate_heads(Kernel kernel, const Geometry& src, std::size_t t, std::size_t first,
                          std::size_t count, unsigned char* dst, std::size_t dst_stride,
                          std::size_t dst_element, CopyOutside copy_outside, const void* row,
@@ -341,7 +342,10 @@ ROPE_DETAIL_NOINLINE inline void rotate_normalized(Kernel job_kernel, Kernel sam
   }
 }
 
-// Token t of src goes to row r of dst.
+// Streaming stores: a token's heads in groups, each rotated into a 16 KiB buffer by the ordinary
+// kernel and copied to dst with non-temporal stores, so that the kernels are compiled once
+// whatever the stores. Measured, the extra pass through the buffer costs about what the stores
+// save (docs/design.md, "Pay for what you use"). Token t of src goes to row r of dst.
 ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void rotate_streaming(
     Kernel kernel, const Job& job, std::size_t t, std::size_t r, const void* row,
     const Slice& slice, bool inverse, std::vector<unsigned char>& buffer) {
