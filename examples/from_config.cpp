@@ -1,6 +1,7 @@
 // Reads a HuggingFace config.json and prints the RoPE of each of its layer types: what a layer's
-// Rotary is built from, and what it computes. Checks, for each layer type, that attention still
-// sees relative positions only: <R_m q, R_n k> is the same for (m, n) = (5, 9) and (1005, 1009).
+// Rotary is built from, and what it computes; then which layers rotate and why the others do not.
+// Checks, for each layer type, that attention still sees relative positions only: <R_m q, R_n k>
+// is the same for (m, n) = (5, 9) and (1005, 1009).
 //
 //     from_config path/to/config.json
 #include <cmath>
@@ -82,6 +83,16 @@ int main(int argc, char** argv) {
     std::printf("  <R_5 q, R_9 k> = %.6f, <R_1005 q, R_1009 k> = %.6f: %s\n", near, far,
                 same ? "the same" : "DIFFERENT");
     ok = ok && same;
+  }
+
+  // Which layers rotate: an engine skips RoPE on the others.
+  const std::vector<rope::HfLayer> layers = rope::hf_layers(config);
+  std::size_t with_rope = 0;
+  for (const rope::HfLayer& layer : layers) with_rope += layer.rope ? 1 : 0;
+  std::printf("%zu layers, %zu with RoPE\n", layers.size(), with_rope);
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    if (!layers[i].rope)
+      std::printf("  layer %zu: no RoPE: %s\n", i, layers[i].no_rope_reason.c_str());
   }
   return ok ? 0 : 1;
 }

@@ -3,6 +3,7 @@
 // and the attention factor against a float64 transcription of HuggingFace's init function for
 // its rope_type, and one rotation against a float64 rotation by those θ_j. Bad configs get an
 // error that names the key.
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -301,6 +302,31 @@ TEST_CASE("hf_rope: configs of released checkpoints", "[hf_config]") {
        Hf{hf_default(64, 5e6)}},
       {"command-r", "Cohere Command R", "full_attention", 128, 0, 8e6, I, "default",
        Hf{hf_default(128, 8e6)}},
+      {"ernie-4.5-21b-a3b", "ERNIE 4.5 21B-A3B", "full_attention", 128, 0, 500000, I, "default",
+       Hf{hf_default(128, 500000)}},
+      {"command-r7b", "Cohere Command R7B", "sliding_attention", 128, 0, 50000, I, "default",
+       Hf{hf_default(128, 50000)}},
+      {"glm-4.1v-9b", "GLM-4.1V 9B", "full_attention", 128, 64, 10000, I, "default",
+       Hf{hf_default(64, 10000)}},
+      {"smollm3-3b", "SmolLM3 3B", "full_attention", 128, 0, 5e6, H, "default",
+       Hf{hf_default(128, 5e6)}},
+      {"exaone-4.0-32b", "EXAONE 4.0 32B", "sliding_attention", 128, 0, 1e6, H, "llama3",
+       hf_llama3(128, 1e6, 16, 1, 4, 8192)},
+      // HunYuan's alpha: HuggingFace's base θ·α^(d/(d−2)) up to max_position_embeddings, and
+      // past it Dynamic NTK recomputed from θ without α.
+      {"hunyuan-a13b", "HunYuan-A13B", "full_attention", 128, 0,
+       10000.0 * std::pow(1000.0, 128.0 / 126.0), H, "dynamic",
+       Hf{hf_default(128, 10000.0 * std::pow(1000.0, 128.0 / 126.0))}, 1000},
+      {"hunyuan-a13b", "HunYuan-A13B past 32768", "full_attention", 128, 0, 10000, H, "dynamic",
+       hf_dynamic(128, 10000, 1.0, 32768, 131072), 131072},
+      {"deepseek-v3.2-exp", "DeepSeek-V3.2-Exp", "full_attention", 64, 0, 10000, I, "yarn",
+       hf_yarn(64, 10000, {40, 4096, 32, 1, 1.0, 1.0})},
+      {"deepseek-v3-no-model-type", "DeepSeek-V3 by its architectures", "full_attention", 64, 0,
+       10000, I, "yarn", hf_yarn(64, 10000, {40, 4096, 32, 1, 1.0, 1.0})},
+      {"seed-oss-36b", "Seed-OSS 36B", "full_attention", 128, 0, 1e7, H, "default",
+       Hf{hf_default(128, 1e7)}},
+      {"apertus-8b", "Apertus 8B", "full_attention", 128, 0, 1.2e7, H, "llama3",
+       hf_llama3(128, 1.2e7, 8, 1, 4, 8192)},
   };
   for (const Layer& l : layers) check_layer(l, rng);
 }
@@ -468,7 +494,7 @@ TEST_CASE("E56: a rope_type the reader does not know", "[errors][E56]") {
 TEST_CASE("E57: a key of the RoPE part the reader does not understand", "[errors][E57]") {
   Json c = load("gemma-3-27b");
   c["text_config"]["rope_scaling"]["factr"] = 8.0;
-  require_config_error(c, {"text_config.rope_scaling.factr is not a key", "rope_type \"linear\""});
+  require_config_error(c, {"text_config.rope_scaling.factr is not a key", "did you mean factor?"});
   Json d = load("llama-2-7b");
   d["rope_scaling"] = {{"factor", 2.0}};  // no rope_type: default, which takes no factor
   require_config_error(d, {"rope_scaling.factor is not a key", "rope_type \"default\""});
@@ -501,7 +527,7 @@ TEST_CASE("E59: a value of the wrong type, or a factor or length not finite and 
   require_config_error(n, {"rope_scaling.factor -8.0 must be a finite number > 0"});
   Json t = load("qwen3-8b");
   t["rope_theta"] = "1e6";
-  require_config_error(t, {"rope_theta must be a number, got \"1e6\""});
+  require_config_error(t, {"rope_theta must be a number, got a string \"1e6\""});
   Json b = load("gpt-oss-20b");
   b["rope_scaling"]["truncate"] = "no";
   require_config_error(b, {"rope_scaling.truncate must be true or false"});
@@ -518,10 +544,13 @@ TEST_CASE("E59: a value of the wrong type, or a factor or length not finite and 
 
 TEST_CASE("E60: a layer type the config does not have, or one without RoPE", "[errors][E60]") {
   Json next = load("qwen3-next-80b-a3b");
-  next["layer_types"] = {"linear_attention", "linear_attention", "linear_attention",
-                         "full_attention"};
+  next["layer_types"] = Json::array();
+  for (int i = 0; i < 48; ++i) {
+    next["layer_types"].push_back((i + 1) % 4 == 0 ? "full_attention" : "linear_attention");
+  }
   CHECK(rope::hf_layer_types(next) == std::vector<std::string>{"full_attention"});
-  require_config_error(next, {"layer type \"linear_attention\" has no RoPE"}, "linear_attention");
+  require_config_error(next, {"no layer of type \"linear_attention\" has RoPE"},
+                       "linear_attention");
   require_config_error(load("qwen3-8b"), {"layer type \"sliding_attention\"", "(full_attention)"},
                        "sliding_attention");
   Json g = load("gemma-4-26b-a4b");
@@ -563,4 +592,297 @@ TEST_CASE("E63: a config without a head size", "[errors][E63]") {
   Json h = load("qwen3-8b");
   h["head_dim"] = -128;
   require_config_error(h, {"head_dim -128 must be an integer > 0"});
+}
+
+// ---- one answer per layer --------------------------------------------------------------------
+
+namespace {
+
+// Which layers rotate, written from each model's HuggingFace code: true where the layer applies
+// apply_rotary_pos_emb (or its model's equivalent).
+std::vector<bool> rotating(std::size_t layers, bool (*rotates)(std::size_t)) {
+  std::vector<bool> out;
+  for (std::size_t i = 0; i < layers; ++i) out.push_back(rotates(i));
+  return out;
+}
+
+std::vector<bool> rotating(const std::vector<rope::HfLayer>& layers) {
+  std::vector<bool> out;
+  for (const rope::HfLayer& l : layers) {
+    CHECK(l.rope.has_value() == l.no_rope_reason.empty());
+    out.push_back(l.rope.has_value());
+  }
+  return out;
+}
+
+bool every_layer(std::size_t) { return true; }
+bool no_layer(std::size_t) { return false; }
+bool all_but_every_4th(std::size_t i) { return (i + 1) % 4 != 0; }
+bool every_4th(std::size_t i) { return (i + 1) % 4 == 0; }
+
+}  // namespace
+
+TEST_CASE("hf_layers: RoPE or none for each layer of released checkpoints", "[hf_config]") {
+  struct Model {
+    const char* file;
+    std::size_t layers;
+    bool (*rotates)(std::size_t);
+  };
+  // SmolLM3 and Llama 4: use_rope = no_rope_layers[i] (Llama 4's default: every 4th layer NoPE);
+  // Cohere2 and EXAONE 4: sliding layers only, every 4th layer is global; Qwen3-Next: every 4th
+  // layer full attention, the rest linear attention; granitemoehybrid with "nope" and Kimi
+  // Linear (mla_use_nope): none.
+  const Model models[] = {
+      {"llama-3.1-8b", 32, every_layer},      {"gemma-3-27b", 62, every_layer},
+      {"smollm3-3b", 36, all_but_every_4th},  {"llama-4-scout-17b-16e", 48, all_but_every_4th},
+      {"command-r7b", 32, all_but_every_4th}, {"exaone-4.0-32b", 64, all_but_every_4th},
+      {"qwen3-next-80b-a3b", 48, every_4th},  {"granite-4.0-h-small", 40, no_layer},
+      {"kimi-linear-48b-a3b", 27, no_layer},  {"gpt-oss-20b", 24, every_layer},
+      {"ernie-4.5-21b-a3b", 28, every_layer}, {"deepseek-v3.2-exp", 61, every_layer},
+  };
+  for (const Model& m : models) {
+    INFO(m.file);
+    const std::vector<rope::HfLayer> layers = rope::hf_layers(load(m.file));
+    REQUIRE(layers.size() == m.layers);
+    CHECK(rotating(layers) == rotating(m.layers, m.rotates));
+  }
+  // Gemma 3: sliding layers (five of six) unscaled at base 10000, full layers linear ×8 at 1e6.
+  const std::vector<rope::HfLayer> gemma = rope::hf_layers(load("gemma-3-27b"));
+  CHECK(gemma[0].layer_type == "sliding_attention");
+  CHECK(gemma[0].rope->options.base == 10000.0);
+  CHECK(gemma[5].layer_type == "full_attention");
+  CHECK(gemma[5].rope->rope_type == "linear");
+  CHECK(gemma[5].rope->options.base == 1e6);
+  // Every layer that rotates has the layer type's hf_rope.
+  const std::vector<rope::HfLayer> exaone = rope::hf_layers(load("exaone-4.0-32b"));
+  CHECK(exaone[0].rope->rope_type == "llama3");
+  CHECK_THAT(exaone[3].no_rope_reason, Catch::Matchers::Contains("sliding_window"));
+  // hf_rope of a layer type none of whose layers rotates says so; hf_layer_types leaves it out.
+  require_config_error(load("exaone-4.0-32b"),
+                       {"no layer of type \"full_attention\" has RoPE", "sliding_window"});
+  require_config_error(load("command-r7b"), {"no layer of type \"full_attention\" has RoPE"});
+  CHECK(rope::hf_layer_types(load("command-r7b")) == std::vector<std::string>{"sliding_attention"});
+  require_config_error(load("granite-4.0-h-small"), {"position_embedding_type is \"nope\""},
+                       "attention");
+  // EXAONE 4 without sliding_window (its 1.2B model): every layer rotates.
+  Json dense = load("exaone-4.0-32b");
+  dense.erase("sliding_window");
+  CHECK(rotating(rope::hf_layers(dense)) == rotating(64, every_layer));
+  // Qwen3-Next's layer types are derived from full_attention_interval when not listed.
+  CHECK(rope::hf_layers(load("qwen3-next-80b-a3b"))[0].layer_type == "linear_attention");
+  // A model type without RoPE: every layer none, and hf_rope says so.
+  const Json bert = {{"model_type", "bert"},
+                     {"hidden_size", 768},
+                     {"num_attention_heads", 12},
+                     {"num_hidden_layers", 12}};
+  CHECK(rotating(rope::hf_layers(bert)) == rotating(12, no_layer));
+  require_config_error(bert, {"model type \"bert\" has no RoPE", "absolute position"});
+  // Falcon with ALiBi.
+  const Json falcon = {{"model_type", "falcon"},
+                       {"hidden_size", 4544},
+                       {"num_attention_heads", 71},
+                       {"num_hidden_layers", 32},
+                       {"alibi", true}};
+  CHECK(rotating(rope::hf_layers(falcon)) == rotating(32, no_layer));
+}
+
+TEST_CASE("hf_indexer_rope: the DeepSeek sparse-attention indexer's own rotation", "[hf_config]") {
+  const Json v32 = load("deepseek-v3.2-exp");
+  const std::optional<rope::HfRope> indexer = rope::hf_indexer_rope(v32);
+  REQUIRE(indexer.has_value());
+  CHECK(indexer->options.head_size == 128);  // index_head_dim
+  CHECK(indexer->options.rotary_dim == 64);  // qk_rope_head_dim, from coordinate 0
+  CHECK(indexer->options.layout == Layout::half_split);
+  CHECK(indexer->rope_type == "yarn");
+  // The main attention of the same model: interleaved.
+  CHECK(rope::hf_rope(v32).options.layout == Layout::interleaved);
+  // GLM-5 states indexer_rope_interleave; a model type that does not is an error.
+  Json glm5 = v32;
+  glm5["model_type"] = "glm_moe_dsa";
+  glm5["rope_interleave"] = true;
+  glm5["indexer_rope_interleave"] = true;
+  CHECK(rope::hf_indexer_rope(glm5)->options.layout == Layout::interleaved);
+  glm5.erase("indexer_rope_interleave");
+  rope_test::require_invalid([&] { rope::hf_indexer_rope(glm5); },
+                             {"indexer_rope_interleave is required", "glm_moe_dsa"},
+                             "rope: config.json: ");
+  CHECK_FALSE(rope::hf_indexer_rope(load("deepseek-v3")).has_value());
+  // Kimi Linear: no RoPE in its attention (mla_use_nope).
+  require_config_error(load("kimi-linear-48b-a3b"), {"mla_use_nope is true"});
+}
+
+TEST_CASE("hf_model_type: the closed table of model types and their sources", "[hf_config]") {
+  std::size_t count = 0;
+  const rope::HfModelType* rows = rope::hf_model_types(count);
+  REQUIRE(count > 100);
+  for (std::size_t i = 1; i < count; ++i) {
+    INFO(rows[i].model_type);
+    CHECK(std::string(rows[i - 1].model_type) < std::string(rows[i].model_type));  // sorted, unique
+    CHECK(std::string(rows[i].source).find(": ") != std::string::npos);            // file: function
+  }
+  // Every row is a model type of transformers' list, or one of the few outside it.
+  std::ifstream file(std::string(ROPE_TEST_DATA_DIR) + "/hf_model_types.txt");
+  REQUIRE(file.good());
+  std::vector<std::string> listed;
+  for (std::string line; std::getline(file, line);) {
+    if (!line.empty() && line[0] != '#') listed.push_back(line);
+  }
+  REQUIRE(listed.size() > 500);
+  const std::vector<std::string> outside = {"deepseek_v32", "gemma4", "gemma4_text", "kimi_k2",
+                                            "phi3_v"};
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::string t = rows[i].model_type;
+    INFO(t);
+    CHECK((std::find(listed.begin(), listed.end(), t) != listed.end() ||
+           std::find(outside.begin(), outside.end(), t) != outside.end()));
+  }
+  // Every listed model type the table does not have is an error that asks for the layout, and
+  // with the layout given it reads.
+  std::size_t answered = 0;
+  for (const std::string& t : listed) {
+    const Json c = {{"model_type", t}, {"head_dim", 64}, {"num_hidden_layers", 2}};
+    if (rope::hf_model_type(t) != nullptr) {
+      ++answered;
+      continue;
+    }
+    INFO(t);
+    require_config_error(c, {"model_type \"" + t + "\" is not in the table", "HfRequest::layout"});
+    rope::HfRequest request;
+    request.layout = Layout::interleaved;
+    CHECK(rope::hf_rope(c, request).layout_source == "HfRequest::layout");
+  }
+  INFO(answered << " of " << listed.size() << " listed model types are in the table");
+  CHECK(answered + 5 == count);  // the table's rows are the answered ones and the five outside
+
+  // Class names of config.json's architectures.
+  const auto of = [](const char* name) {
+    const rope::HfModelType* row = rope::hf_model_type_of_class(name);
+    return row == nullptr ? std::string() : std::string(row->model_type);
+  };
+  CHECK(of("LlamaForCausalLM") == "llama");
+  CHECK(of("Llama4ForConditionalGeneration") == "llama4");
+  CHECK(of("Qwen2_5_VLForConditionalGeneration") == "qwen2_5_vl");
+  CHECK(of("Qwen3MoeForCausalLM") == "qwen3_moe");
+  CHECK(of("DeepseekV3ForCausalLM") == "deepseek_v3");
+  CHECK(of("GPTNeoXForCausalLM") == "gpt_neox");
+  CHECK(of("HunYuanDenseV1ForCausalLM") == "hunyuan_v1_dense");
+  CHECK(of("Ernie4_5_MoeForCausalLM") == "ernie4_5_moe");
+  CHECK(of("MysteryForCausalLM").empty());
+  CHECK(of("Llama9ForCausalLM").empty());  // "llama" followed by "9": not a class of llama
+}
+
+TEST_CASE("E75: a model whose pairing the reader does not know, or contradicted", "[errors][E75]") {
+  // The model types the layout table used to get wrong silently.
+  CHECK(rope::hf_rope(load("ernie-4.5-21b-a3b")).options.layout == Layout::interleaved);
+  CHECK(rope::hf_rope(load("command-r7b"), "sliding_attention").options.layout ==
+        Layout::interleaved);
+  CHECK(rope::hf_rope(load("glm-4.1v-9b")).options.layout == Layout::interleaved);
+  Json mystery = load("llama-3.1-8b");
+  mystery["model_type"] = "mystery_lm";
+  require_config_error(mystery, {"model_type \"mystery_lm\" is not in the table",
+                                 "pass the pairing its q/k weights expect as HfRequest::layout"});
+  Json anonymous = load("llama-3.1-8b");
+  anonymous.erase("model_type");
+  anonymous["architectures"] = {"MysteryForCausalLM"};
+  require_config_error(anonymous, {"no model_type", "MysteryForCausalLM", "HfRequest::layout"});
+  rope::HfRequest request;
+  request.layout = Layout::interleaved;
+  rope_test::require_invalid(
+      [&] { rope::hf_rope(load("llama-3.1-8b"), request); },
+      {"HfRequest::layout interleaved contradicts the model's half_split", "modeling_llama.py"},
+      "rope: config.json: ");
+  // Agreeing with the table is fine.
+  request.layout = Layout::half_split;
+  CHECK(rope::hf_rope(load("llama-3.1-8b"), request).options.layout == Layout::half_split);
+  rope_test::require_invalid([&] { rope::hf_layout("mystery_lm"); }, {"not in the table"},
+                             "rope: config.json: ");
+}
+
+TEST_CASE("E57: a key that looks like a RoPE key but is not one the reader understands",
+          "[errors][E57]") {
+  Json thetta = load("qwen3-8b");
+  thetta.erase("rope_theta");
+  thetta["rope_thetta"] = 1e6;
+  require_config_error(thetta, {"rope_thetta looks like a RoPE key", "did you mean rope_theta?"});
+  Json scalling = load("llama-3.1-8b");
+  scalling["rope_scalling"] = scalling["rope_scaling"];
+  scalling.erase("rope_scaling");
+  require_config_error(scalling,
+                       {"rope_scalling looks like a RoPE key", "did you mean rope_scaling?"});
+  Json nested = load("qwen3-vl-8b");
+  nested["text_config"]["rotary_emb_fraction"] = 0.5;
+  require_config_error(nested, {"text_config.rotary_emb_fraction looks like a RoPE key"});
+  // A misspelt rope_type is reported as itself, not as the keys of the default type.
+  Json typ = load("llama-3.1-8b");
+  typ["rope_scaling"]["rope_typ"] = typ["rope_scaling"]["rope_type"];
+  typ["rope_scaling"].erase("rope_type");
+  require_config_error(typ, {"rope_scaling.rope_typ is not a key this reader understands",
+                             "did you mean rope_type?"});
+  Json gptj = load("gpt-j-6b");
+  gptj["rotary"] = false;
+  require_config_error(gptj, {"rotary is false"});
+}
+
+TEST_CASE("E59: each key read is of its JSON type, wherever it is read", "[errors][E59]") {
+  Json vl = load("qwen3-vl-8b");  // mrope_interleaved as a string would read as sections
+  vl["text_config"]["rope_scaling"]["mrope_interleaved"] = "true";
+  require_config_error(vl, {"text_config.rope_scaling.mrope_interleaved must be true or false, "
+                            "got a string \"true\""});
+  Json v3 = load("deepseek-v3");
+  v3["rope_interleave"] = "false";
+  require_config_error(v3, {"rope_interleave must be true or false, got a string \"false\""});
+  Json head = load("qwen3-8b");
+  head["head_dim"] = "128";
+  require_config_error(head, {"head_dim must be an integer > 0, got a string \"128\""});
+  Json factor = load("gemma-3-27b");
+  factor["text_config"]["rope_scaling"]["factor"] = "8";
+  require_config_error(factor, {"text_config.rope_scaling.factor must be a number, got a string"});
+  Json type = load("llama-3.1-8b");
+  type["model_type"] = 3;
+  require_config_error(type, {"model_type must be a string, got the number 3"});
+  Json section = load("qwen2-vl-7b");
+  section["rope_scaling"]["mrope_section"] = {16, "24", 24};
+  require_config_error(section, {"rope_scaling.mrope_section[1] must be an integer >= 0"});
+  Json alpha = load("hunyuan-a13b");
+  alpha["rope_scaling"]["alpha"] = -1;
+  require_config_error(alpha, {"rope_scaling.alpha -1 must be a finite number > 0"});
+}
+
+TEST_CASE("E63: a head size of 0 or one that does not divide", "[errors][E63]") {
+  Json c = load("llama-2-7b");
+  c["hidden_size"] = 16;  // 16 / 32 heads: head size 0
+  require_config_error(c, {"hidden_size 16 is not a multiple of num_attention_heads 32"});
+  c["hidden_size"] = 4100;
+  require_config_error(c, {"hidden_size 4100 is not a multiple of num_attention_heads 32"});
+  c["hidden_size"] = 32 * 7;  // head size 7: odd
+  require_config_error(c, {"the head size 7", "is odd"});
+}
+
+TEST_CASE("E76: per-layer keys that do not fit the layers or whose meaning is not known",
+          "[errors][E76]") {
+  const auto layers_error = [](const Json& config, const std::vector<std::string>& fragments) {
+    rope_test::require_invalid([&] { rope::hf_layers(config); }, fragments, "rope: config.json: ");
+  };
+  Json short_list = load("smollm3-3b");
+  short_list["no_rope_layers"].erase(0);
+  layers_error(short_list, {"no_rope_layers has 35 entries but num_hidden_layers is 36"});
+  Json two = load("smollm3-3b");
+  two["no_rope_layers"][1] = 2;
+  layers_error(two, {"no_rope_layers[1] must be 0 or 1, got the number 2"});
+  Json other = load("llama-3.1-8b");
+  other["no_rope_layers"] = Json::array();
+  for (int i = 0; i < 32; ++i) other["no_rope_layers"].push_back(1);
+  layers_error(other, {"no_rope_layers: which value means RoPE is not known for model type "
+                       "\"llama\""});
+  Json types = load("gpt-oss-20b");
+  types["layer_types"][2] = "hyena";
+  layers_error(types, {"layer_types[2] \"hyena\" is not a layer type this reader knows"});
+  Json count = load("gpt-oss-20b");
+  count["layer_types"].erase(0);
+  layers_error(count, {"layer_types has 23 entries but num_hidden_layers is 24"});
+  Json granite = load("granite-4.0-h-small");
+  granite.erase("position_embedding_type");
+  layers_error(granite, {"position_embedding_type (\"rope\" or \"nope\") is required"});
+  granite["position_embedding_type"] = "alibi";
+  layers_error(granite, {"position_embedding_type \"alibi\" is neither"});
 }

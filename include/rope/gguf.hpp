@@ -62,7 +62,7 @@ Layout gguf_layout(const std::string& architecture);
 namespace detail {
 
 [[noreturn]] inline void gguf_error(const std::string& what) {
-  throw std::invalid_argument("rope: GGUF: " + what);
+  ROPE_THROW(std::invalid_argument, "rope: GGUF: " + what);
 }
 
 inline const GgufValue* gguf_find(const GgufMetadata& m, const std::string& key) {

@@ -1,5 +1,6 @@
 // Built with -fno-exceptions. `valid` rotates a batch and checks it against the float64
-// reference; every other case makes a documented error, which must print its message and abort
+// reference; every other case (of the rotation, the config.json reader and the GGUF reader)
+// makes a documented error, which must print its message and abort
 // (tests/no_exceptions/run.cmake checks both). Returning from an error case is a failure.
 #include <cmath>
 #include <cstdint>
@@ -7,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <rope/gguf.hpp>
+#include <rope/hf_config.hpp>
 #include <rope/rope.hpp>
 
 int main(int argc, char** argv) {
@@ -31,6 +34,10 @@ int main(int argc, char** argv) {
     (void)odd;
   } else if (which == "negative_position") {
     rot.apply(x.data(), 2, 1, rope::Positions::consecutive(-5));
+  } else if (which == "unknown_model_type") {
+    (void)rope::hf_rope(nlohmann::json{{"model_type", "mystery_lm"}, {"head_dim", 64}});
+  } else if (which == "unknown_architecture") {
+    (void)rope::gguf_rope(rope::GgufMetadata{{"general.architecture", std::string("mystery")}});
   } else if (which == "overlapping_views") {
     rot.apply(rope::View<const double>::contiguous(x.data(), 1, 1, d),
               rope::View<double>::contiguous(x.data() + 1, 1, 1, d),
