@@ -1068,10 +1068,7 @@ inline HfRope hf_rope(const nlohmann::json& config, const HfRequest& request) {
 
 inline HfRope hf_rope(const nlohmann::json& config, const std::string& layer_type,
                       double sequence_length) {
-  HfRequest request;
-  request.layer_type = layer_type;
-  request.sequence_length = sequence_length;
-  return hf_rope(config, request);
+  return hf_rope(config, HfRequest{layer_type, sequence_length, std::nullopt});
 }
 
 inline std::vector<HfLayer> hf_layers(const nlohmann::json& config, const HfRequest& request) {
@@ -1161,10 +1158,7 @@ inline HfRope hf_rope_file(const std::string& path, const HfRequest& request) {
 
 inline HfRope hf_rope_file(const std::string& path, const std::string& layer_type,
                            double sequence_length) {
-  HfRequest request;
-  request.layer_type = layer_type;
-  request.sequence_length = sequence_length;
-  return hf_rope_file(path, request);
+  return hf_rope_file(path, HfRequest{layer_type, sequence_length, std::nullopt});
 }
 
 }  // namespace ROPE_DETAIL_ISA
