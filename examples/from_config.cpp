@@ -16,6 +16,8 @@
 #include <rope/hf_config.hpp>
 #include <rope/rope.hpp>
 
+#include <nlohmann/json.hpp>  // parsing here; the reader is compiled in rope::hf_config
+
 namespace {
 
 const char* scheme_name(const rope::Scaling& scaling) {

@@ -314,7 +314,7 @@ TEST_CASE("gguf_rope: released models' metadata", "[gguf][scaling]") {
     m["gemma3.rope.scaling.type"] = std::string("linear");
     m["gemma3.rope.scaling.factor"] = 8.0;
     const rope::GgufRope full = rope::gguf_rope(m);
-    const rope::GgufRope sliding = rope::gguf_rope(m, {}, true);
+    const rope::GgufRope sliding = rope::gguf_rope(m, {}, "sliding_attention");
     CHECK(full.options.base == 1e6);
     CHECK(std::holds_alternative<rope::Linear>(full.options.scaling));
     CHECK(sliding.options.base == 10000.0);

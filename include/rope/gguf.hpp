@@ -42,20 +42,43 @@ struct GgufRope {
   std::string layout_source;
 };
 
-/// The Options of a model of a GGUF file; `sliding` reads the sliding-window layers' base
-/// (rope.freq_base_swa, unscaled). `sequence_length` becomes Options::sequence_length.
+/// The Options of a layer type ("full_attention", or "sliding_attention" for the sliding-window
+/// layers: attention.key_length_swa, rope.dimension_count_swa and rope.freq_base_swa, unscaled)
+/// of a model's GGUF metadata. `sequence_length` becomes Options::sequence_length.
 ///
 /// Throws std::invalid_argument naming the key for a rope key it does not understand, an
 /// unknown scaling type, a missing key, a value of the wrong type or out of range, an
-/// architecture without a known pair layout, or tensors of the wrong length.
+/// architecture without RoPE or not in the table (E64), or tensors of the wrong length.
 GgufRope gguf_rope(const GgufMetadata& metadata, const GgufTensors& tensors = {},
-                   bool sliding = false, double sequence_length = 0);
+                   const std::string& layer_type = "full_attention", double sequence_length = 0);
 
-/// The pair layout of ggml's rope mode for an architecture (llama.cpp's llama_model_rope_type):
-/// interleaved for "normal", half_split for "neox" (and M-RoPE). GGUF conversion permutes the
-/// q/k weights of LLaMA-style checkpoints so that "normal" rotates them as HuggingFace does.
-/// Throws std::invalid_argument for an architecture not in the table.
-Layout gguf_layout(const std::string& architecture);
+/// How ggml rotates an architecture's q and k: llama.cpp's llama_model_rope_type.
+enum class GgufRotation : unsigned char {
+  none,             ///< LLAMA_ROPE_TYPE_NONE: no RoPE
+  normal,           ///< LLAMA_ROPE_TYPE_NORM: pairs (2i, 2i+1)
+  neox,             ///< LLAMA_ROPE_TYPE_NEOX: pairs (i, i + n_rot/2)
+  mrope,            ///< LLAMA_ROPE_TYPE_MROPE: neox pairs, sections of the position's axes
+  imrope,           ///< LLAMA_ROPE_TYPE_IMROPE: neox pairs, axes interleaved (Qwen3-VL)
+  mrope_or_normal,  ///< MROPE when rope.dimension_sections is present, else NORM (glm4)
+  mrope_or_neox,    ///< MROPE when rope.dimension_sections is present, else NEOX
+  unimplemented,    ///< listed as NONE because llama.cpp has no implementation (gptj)
+};
+
+/// One row of the architecture table: general.architecture and its rotation.
+struct GgufArchitecture {
+  const char* name;
+  GgufRotation rotation;
+};
+
+/// The row of an architecture, or nullptr.
+const GgufArchitecture* gguf_architecture(const std::string& name) noexcept;
+
+/// The pair layout of ggml's rope mode for an architecture: interleaved for "normal", half_split
+/// for "neox" and M-RoPE; `sections` says whether rope.dimension_sections is present (for the
+/// architectures whose mode depends on it). GGUF conversion permutes the q/k weights of
+/// LLaMA-style checkpoints so that "normal" rotates them as HuggingFace does. Throws
+/// std::invalid_argument (E64) for an architecture not in the table or without RoPE.
+Layout gguf_layout(const std::string& architecture, bool sections = false);
 
 // ---- implementation ----------------------------------------------------------------------------
 
@@ -101,95 +124,256 @@ inline std::size_t gguf_count(const GgufMetadata& m, const std::string& key) {
 
 }  // namespace detail
 
-inline Layout gguf_layout(const std::string& architecture) {
-  static const char* const normal[] = {
-      "llama",   "llama4",    "deci",     "baichuan", "starcoder",  "internlm2", "minicpm",
-      "xverse",  "command-r", "cohere2",  "olmo",     "arctic",     "deepseek",  "deepseek2",
-      "plm",     "chatglm",   "glm4",     "granite",  "granitemoe", "chameleon", "bailingmoe",
-      "smollm3", "arcee",     "ernie4_5", "mistral3"};
-  static const char* const neox[] = {
-      "falcon",     "grok",       "dbrx",        "stablelm", "qwen",     "qwen2",   "qwen2moe",
-      "qwen3",      "qwen3moe",   "qwen3next",   "olmo2",    "olmoe",    "phi2",    "phi3",
-      "phimoe",     "plamo",      "gemma",       "gemma2",   "gemma3",   "gemma3n", "starcoder2",
-      "openelm",    "gptneox",    "codeshell",   "orion",    "nemotron", "exaone",  "exaone4",
-      "minicpm3",   "dots1",      "hunyuan-moe", "gpt-oss",  "glm4moe",  "qwen2vl", "qwen3vl",
-      "qwen3vlmoe", "minimax-m2", "gemma4"};
-  for (const char* a : normal) {
-    if (architecture == a) return Layout::interleaved;
+namespace detail {
+
+// llama.cpp's llama_model_rope_type (src/llama-model.cpp), with each llm_arch under its name of
+// LLM_ARCH_NAMES (src/llama-arch.cpp): every architecture of both as of 2026.
+// clang-format off
+inline constexpr GgufArchitecture kGgufArchitectures[] = {
+    {"afmoe", GgufRotation::neox}, {"apertus", GgufRotation::neox}, {"arcee", GgufRotation::normal},
+    {"arctic", GgufRotation::normal}, {"arwkv7", GgufRotation::none}, {"baichuan", GgufRotation::normal},
+    {"bailingmoe", GgufRotation::normal}, {"bailingmoe2", GgufRotation::neox}, {"bert", GgufRotation::neox},
+    {"bitnet", GgufRotation::neox}, {"bloom", GgufRotation::none}, {"chameleon", GgufRotation::normal},
+    {"chatglm", GgufRotation::normal}, {"clip", GgufRotation::none}, {"codeshell", GgufRotation::neox},
+    {"cogvlm", GgufRotation::neox}, {"cohere2", GgufRotation::normal}, {"cohere2moe", GgufRotation::normal},
+    {"command-r", GgufRotation::normal}, {"dbrx", GgufRotation::neox}, {"deci", GgufRotation::normal},
+    {"deepseek", GgufRotation::normal}, {"deepseek2", GgufRotation::normal},
+    {"deepseek2-ocr", GgufRotation::normal}, {"deepseek32", GgufRotation::normal},
+    {"deepseek4", GgufRotation::normal}, {"dots1", GgufRotation::neox}, {"dream", GgufRotation::neox},
+    {"eagle3", GgufRotation::normal}, {"ernie4_5", GgufRotation::normal},
+    {"ernie4_5-moe", GgufRotation::normal}, {"eurobert", GgufRotation::neox},
+    {"exaone", GgufRotation::neox}, {"exaone-moe", GgufRotation::neox}, {"exaone4", GgufRotation::neox},
+    {"falcon", GgufRotation::neox}, {"falcon-h1", GgufRotation::neox}, {"gemma", GgufRotation::neox},
+    {"gemma-embedding", GgufRotation::neox}, {"gemma2", GgufRotation::neox},
+    {"gemma3", GgufRotation::neox}, {"gemma3n", GgufRotation::neox}, {"gemma4", GgufRotation::neox},
+    {"gemma4-assistant", GgufRotation::neox}, {"glm-dsa", GgufRotation::normal},
+    {"glm4", GgufRotation::mrope_or_normal}, {"glm4moe", GgufRotation::mrope_or_neox},
+    {"gpt-oss", GgufRotation::neox}, {"gpt2", GgufRotation::none}, {"gptj", GgufRotation::unimplemented},
+    {"gptneox", GgufRotation::neox}, {"granite", GgufRotation::normal},
+    {"granitehybrid", GgufRotation::normal}, {"granitemoe", GgufRotation::normal},
+    {"grok", GgufRotation::neox}, {"grovemoe", GgufRotation::neox},
+    {"hunyuan-dense", GgufRotation::neox}, {"hunyuan-moe", GgufRotation::neox},
+    {"hunyuan_vl", GgufRotation::mrope_or_neox}, {"hy_v3", GgufRotation::neox},
+    {"internlm2", GgufRotation::normal}, {"jais", GgufRotation::none}, {"jais2", GgufRotation::neox},
+    {"jamba", GgufRotation::none}, {"jina-bert-v2", GgufRotation::none},
+    {"jina-bert-v3", GgufRotation::neox}, {"kimi-linear", GgufRotation::none},
+    {"laguna", GgufRotation::neox}, {"lfm2", GgufRotation::neox}, {"lfm2moe", GgufRotation::neox},
+    {"llada", GgufRotation::normal}, {"llada-moe", GgufRotation::neox}, {"llama", GgufRotation::normal},
+    {"llama-embed", GgufRotation::normal}, {"llama4", GgufRotation::normal},
+    {"maincoder", GgufRotation::normal}, {"mamba", GgufRotation::none}, {"mamba2", GgufRotation::none},
+    {"mellum", GgufRotation::neox}, {"mimo2", GgufRotation::neox}, {"minicpm", GgufRotation::normal},
+    {"minicpm3", GgufRotation::neox}, {"minimax-m2", GgufRotation::neox},
+    {"mistral3", GgufRotation::normal}, {"mistral4", GgufRotation::normal},
+    {"modern-bert", GgufRotation::neox}, {"mpt", GgufRotation::none}, {"nemotron", GgufRotation::neox},
+    {"nemotron_h", GgufRotation::none}, {"nemotron_h_moe", GgufRotation::none},
+    {"neo-bert", GgufRotation::normal}, {"nomic-bert", GgufRotation::neox},
+    {"nomic-bert-moe", GgufRotation::neox}, {"olmo", GgufRotation::normal}, {"olmo2", GgufRotation::neox},
+    {"olmoe", GgufRotation::neox}, {"openelm", GgufRotation::neox}, {"orion", GgufRotation::neox},
+    {"paddleocr", GgufRotation::mrope}, {"pangu-embedded", GgufRotation::neox},
+    {"phi2", GgufRotation::neox}, {"phi3", GgufRotation::neox}, {"phimoe", GgufRotation::neox},
+    {"plamo", GgufRotation::neox}, {"plamo2", GgufRotation::neox}, {"plamo3", GgufRotation::neox},
+    {"plm", GgufRotation::normal}, {"qwen", GgufRotation::neox}, {"qwen2", GgufRotation::neox},
+    {"qwen2moe", GgufRotation::neox}, {"qwen2vl", GgufRotation::mrope}, {"qwen3", GgufRotation::neox},
+    {"qwen35", GgufRotation::imrope}, {"qwen35moe", GgufRotation::imrope},
+    {"qwen3moe", GgufRotation::neox}, {"qwen3next", GgufRotation::neox},
+    {"qwen3vl", GgufRotation::imrope}, {"qwen3vlmoe", GgufRotation::imrope},
+    {"refact", GgufRotation::none}, {"rnd1", GgufRotation::neox}, {"rwkv6", GgufRotation::none},
+    {"rwkv6qwen2", GgufRotation::none}, {"rwkv7", GgufRotation::none}, {"seed_oss", GgufRotation::neox},
+    {"smallthinker", GgufRotation::neox}, {"smollm3", GgufRotation::normal},
+    {"stablelm", GgufRotation::neox}, {"starcoder", GgufRotation::normal},
+    {"starcoder2", GgufRotation::neox}, {"step35", GgufRotation::neox}, {"t5", GgufRotation::none},
+    {"t5encoder", GgufRotation::none}, {"talkie", GgufRotation::neox},
+    {"wavtokenizer-dec", GgufRotation::none}, {"xverse", GgufRotation::normal},
+};
+// clang-format on
+
+// What rotates: none, or the layout with whether M-RoPE sections apply.
+struct GgufMode {
+  bool rope;
+  Layout layout;
+  bool mrope;        // rope.dimension_sections are M-RoPE sections
+  bool interleaved;  // IMROPE: the axes interleaved over the pairs
+};
+
+inline GgufMode gguf_mode(const std::string& architecture, bool sections) {
+  const GgufArchitecture* row = gguf_architecture(architecture);
+  if (row == nullptr) {
+    gguf_error("general.architecture \"" + architecture +
+               "\" has no entry in the table of ggml rope modes (llama.cpp's "
+               "llama_model_rope_type; docs/scaling.md): build the Options by hand");
   }
-  for (const char* a : neox) {
-    if (architecture == a) return Layout::half_split;
+  switch (row->rotation) {
+    case GgufRotation::none:
+      gguf_error("general.architecture \"" + architecture +
+                 "\" has no RoPE (llama.cpp's llama_model_rope_type: LLAMA_ROPE_TYPE_NONE)");
+    case GgufRotation::unimplemented:
+      gguf_error("general.architecture \"" + architecture +
+                 "\" is LLAMA_ROPE_TYPE_NONE in llama.cpp, which does not implement it; the "
+                 "model rotates (GPT-J: interleaved, rotary_dim): build the Options by hand");
+    case GgufRotation::normal:
+      return {true, Layout::interleaved, false, false};
+    case GgufRotation::neox:
+      return {true, Layout::half_split, false, false};
+    case GgufRotation::mrope:
+      return {true, Layout::half_split, true, false};
+    case GgufRotation::imrope:
+      return {true, Layout::half_split, true, true};
+    case GgufRotation::mrope_or_normal:
+      return sections ? GgufMode{true, Layout::half_split, true, false}
+                      : GgufMode{true, Layout::interleaved, false, false};
+    case GgufRotation::mrope_or_neox:
+      return {true, Layout::half_split, sections, false};
   }
-  detail::gguf_error("general.architecture \"" + architecture +
-                     "\" has no entry in the table of ggml rope modes (docs/scaling.md)");
+  gguf_error("general.architecture \"" + architecture + "\": unknown rotation");
 }
 
-inline GgufRope gguf_rope(const GgufMetadata& metadata, const GgufTensors& tensors, bool sliding,
-                          double sequence_length) {
+}  // namespace detail
+
+inline const GgufArchitecture* gguf_architecture(const std::string& name) noexcept {
+  for (const GgufArchitecture& row : detail::kGgufArchitectures) {
+    if (name == row.name) return &row;
+  }
+  return nullptr;
+}
+
+inline Layout gguf_layout(const std::string& architecture, bool sections) {
+  return detail::gguf_mode(architecture, sections).layout;
+}
+
+namespace detail {
+
+// The keys under <arch>.rope. the reader understands.
+inline constexpr const char* kGgufRopeKeys[] = {"freq_base",
+                                                "freq_base_swa",
+                                                "dimension_count",
+                                                "dimension_count_swa",
+                                                "dimension_sections",
+                                                "scale_linear",
+                                                "scaling.type",
+                                                "scaling.factor",
+                                                "scaling.original_context_length",
+                                                "scaling.attn_factor",
+                                                "scaling.alpha",
+                                                "scaling.yarn_log_multiplier",
+                                                "scaling.yarn_beta_fast",
+                                                "scaling.yarn_beta_slow",
+                                                "scaling.yarn_ext_factor",
+                                                "scaling.yarn_attn_factor",
+                                                "scaling.finetuned"};
+
+// Head size and rotated dimension of a layer type: attention.key_length(_swa), else
+// embedding_length / attention.head_count; rope.dimension_count(_swa), ggml's n_rot, from
+// coordinate 0; the _swa keys fall back to the full layers' as llama.cpp's do.
+inline void gguf_head(const GgufMetadata& m, const std::string& a, bool sliding, Options& o) {
+  const std::string key = a + "attention.key_length", rot = a + "rope.dimension_count";
+  const std::string key_swa = key + "_swa", rot_swa = rot + "_swa";
+  if (sliding && gguf_find(m, key_swa) != nullptr) {
+    o.head_size = gguf_count(m, key_swa);
+  } else if (gguf_find(m, key) != nullptr) {
+    o.head_size = gguf_count(m, key);
+  } else if (gguf_find(m, a + "embedding_length") != nullptr &&
+             gguf_find(m, a + "attention.head_count") != nullptr) {
+    const std::size_t embedding = gguf_count(m, a + "embedding_length");
+    const std::size_t heads = gguf_count(m, a + "attention.head_count");
+    if (embedding % heads != 0) {
+      gguf_error(a + "embedding_length " + std::to_string(embedding) + " is not a multiple of " +
+                 a + "attention.head_count " + std::to_string(heads));
+    }
+    o.head_size = embedding / heads;
+  } else {
+    gguf_error("no head size: " + key + ", or " + a + "embedding_length and " + a +
+               "attention.head_count, is required");
+  }
+  const std::string& n_rot_key = sliding && gguf_find(m, rot_swa) != nullptr ? rot_swa : rot;
+  if (gguf_find(m, n_rot_key) != nullptr) {
+    const std::size_t n_rot = gguf_count(m, n_rot_key);
+    if (n_rot > o.head_size || n_rot % 2 != 0) {
+      gguf_error(n_rot_key + " " + std::to_string(n_rot) +
+                 " must be even and at most the head size " + std::to_string(o.head_size));
+    }
+    o.rotary_dim = n_rot == o.head_size ? 0 : n_rot;
+  }
+  if (o.head_size % 2 != 0) {
+    gguf_error("the head size " + std::to_string(o.head_size) + " is odd: RoPE rotates pairs");
+  }
+}
+
+// M-RoPE: dimension_sections (4 values, in pairs), laid out as the architecture's mode says.
+inline Axes gguf_sections(const GgufValue& value, const std::string& key, std::size_t d,
+                          bool interleaved) {
+  const auto* values = std::get_if<std::vector<double>>(&value);
+  if (values == nullptr || values->size() != 4) {
+    gguf_error(key + " must be an array of 4 numbers");
+  }
+  std::vector<std::size_t> sections;
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < 3; ++i) {
+    const double v = (*values)[i];
+    if (!(v >= 0 && v == std::floor(v) && v <= 1e15)) {
+      gguf_error(key + " must hold integers >= 0");
+    }
+    sections.push_back(static_cast<std::size_t>(v));
+    total += sections.back();
+  }
+  if ((*values)[3] != 0) {
+    gguf_error(key + " has a 4th section of " + std::to_string((*values)[3]) +
+               " pairs, which HuggingFace's M-RoPE does not have");
+  }
+  if (total != d / 2) {
+    gguf_error(key + " adds up to " + std::to_string(total) + " pairs but the rotary dimension " +
+               std::to_string(d) + " has " + std::to_string(d / 2));
+  }
+  return interleaved ? Axes::mrope_interleaved(sections) : Axes::sections(sections);
+}
+
+}  // namespace detail
+
+inline GgufRope gguf_rope(const GgufMetadata& metadata, const GgufTensors& tensors,
+                          const std::string& layer_type, double sequence_length) {
   using detail::gguf_error;
   GgufRope out;
   const GgufValue* arch = detail::gguf_find(metadata, "general.architecture");
   if (arch == nullptr || !std::holds_alternative<std::string>(*arch)) {
     gguf_error("general.architecture (a string) is required");
   }
+  if (layer_type != "full_attention" && layer_type != "sliding_attention") {
+    gguf_error("layer type \"" + layer_type +
+               "\" is neither \"full_attention\" nor \"sliding_attention\"");
+  }
+  const bool sliding = layer_type == "sliding_attention";
   out.architecture = std::get<std::string>(*arch);
   const std::string a = out.architecture + ".";
   const std::string r = a + "rope.";
 
   // Every key under <arch>.rope. must be one this reader understands.
-  static const char* const kRopeKeys[] = {"freq_base",
-                                          "freq_base_swa",
-                                          "dimension_count",
-                                          "dimension_sections",
-                                          "scale_linear",
-                                          "scaling.type",
-                                          "scaling.factor",
-                                          "scaling.original_context_length",
-                                          "scaling.attn_factor",
-                                          "scaling.yarn_log_multiplier",
-                                          "scaling.yarn_beta_fast",
-                                          "scaling.yarn_beta_slow",
-                                          "scaling.finetuned"};
   for (const auto& item : metadata) {
     if (item.first.compare(0, r.size(), r) != 0) continue;
     bool understood = false;
-    for (const char* k : kRopeKeys) understood = understood || item.first == r + k;
+    for (const char* k : detail::kGgufRopeKeys) understood = understood || item.first == r + k;
     if (!understood) gguf_error(item.first + " is not a key this reader understands");
   }
 
+  const GgufValue* sections = detail::gguf_find(metadata, r + "dimension_sections");
+  const detail::GgufMode mode = detail::gguf_mode(out.architecture, sections != nullptr);
   Options& o = out.options;
   o.sequence_length = sequence_length;
-  o.layout = gguf_layout(out.architecture);
+  o.layout = mode.layout;
   out.layout_source = "ggml's rope mode for " + out.architecture + " (llama_model_rope_type)";
-
-  // Head size: attention.key_length, else embedding_length / attention.head_count.
-  if (detail::gguf_find(metadata, a + "attention.key_length") != nullptr) {
-    o.head_size = detail::gguf_count(metadata, a + "attention.key_length");
-  } else if (detail::gguf_find(metadata, a + "embedding_length") != nullptr &&
-             detail::gguf_find(metadata, a + "attention.head_count") != nullptr) {
-    o.head_size = detail::gguf_count(metadata, a + "embedding_length") /
-                  detail::gguf_count(metadata, a + "attention.head_count");
-  } else {
-    gguf_error("no head size: " + a + "attention.key_length, or " + a + "embedding_length and " +
-               a + "attention.head_count, is required");
-  }
-  // ggml's n_rot: the rotated dimension, from coordinate 0.
-  if (detail::gguf_find(metadata, r + "dimension_count") != nullptr) {
-    const std::size_t n_rot = detail::gguf_count(metadata, r + "dimension_count");
-    if (n_rot > o.head_size || n_rot % 2 != 0) {
-      gguf_error(r + "dimension_count " + std::to_string(n_rot) +
-                 " must be even and at most the head size " + std::to_string(o.head_size));
-    }
-    o.rotary_dim = n_rot == o.head_size ? 0 : n_rot;
-  }
+  detail::gguf_head(metadata, a, sliding, o);
   const std::size_t d = o.rotary_dim != 0 ? o.rotary_dim : o.head_size;
 
   const std::optional<double> swa_base =
       detail::gguf_optional_positive(metadata, r + "freq_base_swa");
-  const bool has_swa = swa_base.has_value();
-  o.base = sliding && has_swa
+  const bool sliding_base = sliding && swa_base.has_value();
+  o.base = sliding_base
                ? *swa_base
                : detail::gguf_optional_positive(metadata, r + "freq_base").value_or(10000.0);
+  // HunYuan's NTK alpha (llama.cpp's rope_scaling_alpha, written with the unscaled base):
+  // base·α^(h/(h−2)), h the head size, as HuggingFace's HunYuan rotary embedding computes it.
+  if (const auto alpha = detail::gguf_optional_positive(metadata, r + "scaling.alpha")) {
+    const double h = static_cast<double>(o.head_size);
+    o.base *= std::pow(*alpha, h / (h - 2));
+  }
 
   std::string type = "none";
   if (const GgufValue* t = detail::gguf_find(metadata, r + "scaling.type")) {
@@ -208,34 +392,57 @@ inline GgufRope gguf_rope(const GgufMetadata& metadata, const GgufTensors& tenso
                  std::to_string(d / 2) + " pairs");
     }
   };
+  const auto value_or = [&](const char* key, double fallback) {
+    return detail::gguf_find(metadata, r + key) != nullptr ? detail::gguf_number(metadata, r + key)
+                                                           : fallback;
+  };
+  // ggml's YaRN blend: ext_factor 1 is HuggingFace's YaRN, 0 its plain interpolation; other
+  // blends, and a yarn_attn_factor other than 1, have no HuggingFace scheme.
+  const double ext_factor = value_or("scaling.yarn_ext_factor", 1.0);
+  if (value_or("scaling.yarn_attn_factor", 1.0) != 1.0) {
+    gguf_error(r + "scaling.yarn_attn_factor " +
+               std::to_string(value_or("scaling.yarn_attn_factor", 1.0)) +
+               " is not 1: no HuggingFace scheme scales YaRN's attention factor by it");
+  }
+  if (type == "yarn" && ext_factor != 0.0 && ext_factor != 1.0) {
+    gguf_error(r + "scaling.yarn_ext_factor " + std::to_string(ext_factor) +
+               " is neither 1 (YaRN) nor 0 (linear interpolation): no HuggingFace scheme blends "
+               "between them");
+  }
   // Keys that only YaRN or LongRoPE read: with another type they would be dropped silently.
   const bool yarn_or_longrope = type == "yarn" || type == "longrope";
-  if (!yarn_or_longrope && !(sliding && has_swa)) {
-    if (detail::gguf_find(metadata, r + "scaling.attn_factor") != nullptr &&
-        detail::gguf_number(metadata, r + "scaling.attn_factor") != 1.0) {
+  if (!yarn_or_longrope && !sliding_base) {
+    if (value_or("scaling.attn_factor", 1.0) != 1.0) {
       gguf_error(r + "scaling.attn_factor is not a key this reader understands for " +
                  "rope.scaling.type \"" + type + "\": no HuggingFace scheme scales cos and sin " +
                  "without YaRN or LongRoPE");
     }
-    for (const char* k :
-         {"scaling.yarn_log_multiplier", "scaling.yarn_beta_fast", "scaling.yarn_beta_slow"}) {
+    for (const char* k : {"scaling.yarn_log_multiplier", "scaling.yarn_beta_fast",
+                          "scaling.yarn_beta_slow", "scaling.yarn_ext_factor"}) {
       if (detail::gguf_find(metadata, r + k) != nullptr) {
         gguf_error(r + k + " is not a key this reader understands for rope.scaling.type \"" + type +
                    "\"");
       }
     }
   }
-  if (sliding && has_swa) {
+  if (sliding_base) {
     // Sliding-window layers rotate unscaled with their own base (llama.cpp: scale 1).
-  } else if (type == "none" || type == "linear") {
+  } else if (type == "none" || type == "linear" || (type == "yarn" && ext_factor == 0.0)) {
     // θ_j / factor, and with ggml's freq_factors θ_j / (ff_j · factor): one FrequencyFactors.
+    if (type == "yarn" &&
+        (value_or("scaling.attn_factor", 1.0) != 1.0 ||
+         detail::gguf_find(metadata, r + "scaling.yarn_log_multiplier") != nullptr)) {
+      gguf_error(r +
+                 "scaling.yarn_ext_factor 0 makes YaRN a linear interpolation, which scales "
+                 "neither cos nor sin: attn_factor and yarn_log_multiplier do not apply");
+    }
     const double f = factor_or(1.0);
     if (!tensors.rope_freqs.empty()) {
       per_pair(tensors.rope_freqs, "rope_freqs");
       std::vector<double> factors = tensors.rope_freqs;
       for (double& x : factors) x *= f;
       o.scaling = FrequencyFactors{factors};
-    } else if (f != 1.0 || type == "linear") {
+    } else if (f != 1.0 || type != "none") {
       o.scaling = Linear{f};
     }
   } else if (type == "yarn") {
@@ -277,33 +484,12 @@ inline GgufRope gguf_rope(const GgufMetadata& metadata, const GgufTensors& tenso
                "\" is not a RoPE type this reader knows (none, linear, yarn, longrope)");
   }
 
-  // M-RoPE: dimension_sections (4 values, in pairs); Qwen3-VL's interleaved form.
-  if (const GgufValue* s = detail::gguf_find(metadata, r + "dimension_sections")) {
-    const auto* values = std::get_if<std::vector<double>>(s);
-    if (values == nullptr || values->size() != 4) {
-      gguf_error(r + "dimension_sections must be an array of 4 numbers");
+  if (sections != nullptr) {
+    if (!mode.mrope) {
+      gguf_error(r + "dimension_sections is present, but " + out.architecture +
+                 " does not rotate by M-RoPE in llama.cpp (llama_model_rope_type)");
     }
-    std::vector<std::size_t> sections;
-    std::size_t total = 0;
-    for (std::size_t i = 0; i < 3; ++i) {
-      const double v = (*values)[i];
-      if (!(v >= 0 && v == std::floor(v) && v <= 1e15)) {
-        gguf_error(r + "dimension_sections must hold integers >= 0");
-      }
-      sections.push_back(static_cast<std::size_t>(v));
-      total += sections.back();
-    }
-    if ((*values)[3] != 0) {
-      gguf_error(r + "dimension_sections has a 4th section of " + std::to_string((*values)[3]) +
-                 " pairs, which HuggingFace's M-RoPE does not have");
-    }
-    if (total != d / 2) {
-      gguf_error(r + "dimension_sections adds up to " + std::to_string(total) +
-                 " pairs but the rotary dimension " + std::to_string(d) + " has " +
-                 std::to_string(d / 2));
-    }
-    const bool interleaved = out.architecture == "qwen3vl" || out.architecture == "qwen3vlmoe";
-    o.axes = interleaved ? Axes::mrope_interleaved(sections) : Axes::sections(sections);
+    o.axes = detail::gguf_sections(*sections, r + "dimension_sections", d, mode.interleaved);
   }
   return out;
 }
