@@ -327,6 +327,25 @@ TEST_CASE("hf_rope: configs of released checkpoints", "[hf_config]") {
        Hf{hf_default(128, 1e7)}},
       {"apertus-8b", "Apertus 8B", "full_attention", 128, 0, 1.2e7, H, "llama3",
        hf_llama3(128, 1.2e7, 8, 1, 4, 8192)},
+      {"mixtral-8x7b", "Mixtral 8x7B", "full_attention", 128, 0, 1e6, H, "default",
+       Hf{hf_default(128, 1e6)}},
+      {"qwen3-30b-a3b", "Qwen3 30B-A3B", "full_attention", 128, 0, 1e6, H, "default",
+       Hf{hf_default(128, 1e6)}},
+      {"gpt-oss-120b", "GPT-OSS 120B", "sliding_attention", 64, 0, 150000, H, "yarn",
+       hf_yarn(64, 150000, {32, 4096, 32, 1, 0, 0, false})},
+      {"ministral-3-8b", "Ministral 3 8B", "full_attention", 128, 0, 1e6, H, "yarn",
+       hf_yarn(128, 1e6, {16, 16384, 32, 1, 1.0, 1.0})},
+      {"glm-4.5v", "GLM-4.5V", "full_attention", 128, 64, 10000, H, "default",
+       Hf{hf_default(64, 10000)}},
+      {"glm-5", "GLM-5", "full_attention", 64, 0, 1e6, I, "default", Hf{hf_default(64, 1e6)}},
+      {"llama-3.3-70b", "Llama 3.3 70B", "full_attention", 128, 0, 500000, H, "llama3",
+       hf_llama3(128, 500000, 8, 1, 4, 8192)},
+      {"mistral-small-24b", "Mistral Small 24B", "full_attention", 128, 0, 1e8, H, "default",
+       Hf{hf_default(128, 1e8)}},
+      {"command-a", "Cohere Command A", "sliding_attention", 128, 0, 50000, I, "default",
+       Hf{hf_default(128, 50000)}},
+      {"qwen3-vl-30b-a3b", "Qwen3-VL 30B-A3B", "full_attention", 128, 0, 5e6, H, "default",
+       Hf{hf_default(128, 5e6)}},
   };
   for (const Layer& l : layers) check_layer(l, rng);
 }
@@ -639,6 +658,8 @@ TEST_CASE("hf_layers: RoPE or none for each layer of released checkpoints", "[hf
       {"qwen3-next-80b-a3b", 48, every_4th},  {"granite-4.0-h-small", 40, no_layer},
       {"kimi-linear-48b-a3b", 27, no_layer},  {"gpt-oss-20b", 24, every_layer},
       {"ernie-4.5-21b-a3b", 28, every_layer}, {"deepseek-v3.2-exp", 61, every_layer},
+      {"command-a", 64, all_but_every_4th},   {"glm-5", 78, every_layer},
+      {"gpt-oss-120b", 36, every_layer},      {"glm-4.5v", 46, every_layer},
   };
   for (const Model& m : models) {
     INFO(m.file);
@@ -702,6 +723,11 @@ TEST_CASE("hf_indexer_rope: the DeepSeek sparse-attention indexer's own rotation
   glm5["rope_interleave"] = true;
   glm5["indexer_rope_interleave"] = true;
   CHECK(rope::hf_indexer_rope(glm5)->options.layout == Layout::interleaved);
+  const std::optional<rope::HfRope> glm5_file = rope::hf_indexer_rope(load("glm-5"));
+  REQUIRE(glm5_file.has_value());
+  CHECK(glm5_file->options.layout == Layout::interleaved);  // indexer_rope_interleave true
+  CHECK(glm5_file->options.head_size == 128);
+  CHECK(glm5_file->options.rotary_dim == 64);
   glm5.erase("indexer_rope_interleave");
   rope_test::require_invalid([&] { rope::hf_indexer_rope(glm5); },
                              {"indexer_rope_interleave is required", "glm_moe_dsa"},
@@ -720,39 +746,77 @@ TEST_CASE("hf_model_type: the closed table of model types and their sources", "[
     CHECK(std::string(rows[i - 1].model_type) < std::string(rows[i].model_type));  // sorted, unique
     CHECK(std::string(rows[i].source).find(": ") != std::string::npos);            // file: function
   }
-  // Every row is a model type of transformers' list, or one of the few outside it.
-  std::ifstream file(std::string(ROPE_TEST_DATA_DIR) + "/hf_model_types.txt");
-  REQUIRE(file.good());
-  std::vector<std::string> listed;
-  for (std::string line; std::getline(file, line);) {
-    if (!line.empty() && line[0] != '#') listed.push_back(line);
-  }
+  // Every row is a model type of transformers' list, or one of the few outside it; every model
+  // type of the list is a row, or a text model still to be read (hf_model_types_unread.txt).
+  const auto lines = [](const std::string& name) {
+    std::ifstream file(std::string(ROPE_TEST_DATA_DIR) + "/" + name);
+    REQUIRE(file.good());
+    std::vector<std::string> out;
+    for (std::string line; std::getline(file, line);) {
+      if (!line.empty() && line[0] != '#') out.push_back(line);
+    }
+    return out;
+  };
+  const std::vector<std::string> listed = lines("hf_model_types.txt");
+  const std::vector<std::string> unread = lines("hf_model_types_unread.txt");
   REQUIRE(listed.size() > 500);
   const std::vector<std::string> outside = {"deepseek_v32", "gemma4", "gemma4_text", "kimi_k2",
                                             "phi3_v"};
+  const auto has = [](const std::vector<std::string>& v, const std::string& t) {
+    return std::find(v.begin(), v.end(), t) != v.end();
+  };
   for (std::size_t i = 0; i < count; ++i) {
     const std::string t = rows[i].model_type;
     INFO(t);
-    CHECK((std::find(listed.begin(), listed.end(), t) != listed.end() ||
-           std::find(outside.begin(), outside.end(), t) != outside.end()));
+    CHECK((has(listed, t) || has(outside, t)));
+    CHECK_FALSE(has(unread, t));
   }
-  // Every listed model type the table does not have is an error that asks for the layout, and
-  // with the layout given it reads.
   std::size_t answered = 0;
   for (const std::string& t : listed) {
-    const Json c = {{"model_type", t}, {"head_dim", 64}, {"num_hidden_layers", 2}};
-    if (rope::hf_model_type(t) != nullptr) {
-      ++answered;
-      continue;
-    }
     INFO(t);
-    require_config_error(c, {"model_type \"" + t + "\" is not in the table", "HfRequest::layout"});
+    const rope::HfModelType* row = rope::hf_model_type(t);
+    CHECK((row != nullptr || has(unread, t)));
+    const Json c = {{"model_type", t},
+                    {"head_dim", 64},
+                    {"num_hidden_layers", 4},
+                    {"position_embedding_type", "rope"}};  // read by granitemoehybrid only
     rope::HfRequest request;
     request.layout = Layout::interleaved;
-    CHECK(rope::hf_rope(c, request).layout_source == "HfRequest::layout");
+    if (row == nullptr) {
+      // A text model not read yet: an error that asks for the layout, and with it, it reads.
+      require_config_error(c,
+                           {"model_type \"" + t + "\" is not in the table", "HfRequest::layout"});
+      CHECK(rope::hf_rope(c, request).layout_source == "HfRequest::layout");
+      continue;
+    }
+    ++answered;
+    switch (row->rotation) {
+      case rope::HfRotation::not_text:  // never read, with or without a layout
+        rope_test::require_invalid([&] { rope::hf_rope(c, request); },
+                                   {"is not a text model whose RoPE this reader reads"},
+                                   "rope: config.json: ");
+        break;
+      case rope::HfRotation::composite:  // its text_config names no model type here
+        require_config_error(c, {"wraps a text model", "HfRequest::layout"});
+        CHECK(rope::hf_rope(c, request).layout_source == "HfRequest::layout");
+        break;
+      case rope::HfRotation::none:
+        require_config_error(c, {"has no RoPE"});
+        break;
+      default: {  // each layer that rotates has the row's layout
+        std::size_t rotating = 0;
+        for (const rope::HfLayer& layer : rope::hf_layers(c)) {
+          if (!layer.rope) continue;
+          ++rotating;
+          CHECK(layer.rope->layout_source == row->source);
+        }
+        CHECK(rotating > 0);
+      }
+    }
   }
   INFO(answered << " of " << listed.size() << " listed model types are in the table");
-  CHECK(answered + 5 == count);  // the table's rows are the answered ones and the five outside
+  CHECK(answered + unread.size() == listed.size());
+  CHECK(answered + outside.size() == count);
 
   // Class names of config.json's architectures.
   const auto of = [](const char* name) {

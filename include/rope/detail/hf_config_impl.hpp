@@ -396,6 +396,17 @@ inline bool per_layer(const Json& parameters, const std::vector<std::string>& ty
   return false;
 }
 
+// A model type whose row says it is no text decoder: an error, whatever else the config says.
+inline const std::string& text_model(const std::string& model_type) {
+  const HfModelType* row = hf_model_type(model_type);
+  if (row != nullptr && row->rotation == HfRotation::not_text) {
+    config_error("model type \"" + model_type + "\" is not a text model whose RoPE this reader " +
+                 "reads (" + row->source +
+                 "); vision RoPE is built with Axes (docs/multimodal.md)");
+  }
+  return model_type;
+}
+
 // The model type: text_config's, the config's, else the first of `architectures` that names a
 // row of the table. Empty if none.
 inline std::string model_type_of(const ConfigKeys& keys) {
@@ -405,7 +416,7 @@ inline std::string model_type_of(const ConfigKeys& keys) {
       if (!v.is_string()) {
         type_error(object == &keys.root ? "model_type" : "text_config.model_type", v, "a string");
       }
-      return v.get<std::string>();
+      return text_model(v.get<std::string>());
     }
   }
   const Json& architectures =
@@ -414,7 +425,7 @@ inline std::string model_type_of(const ConfigKeys& keys) {
     for (const Json& a : architectures) {
       if (!a.is_string()) type_error("architectures", a, "a list of strings");
       if (const HfModelType* row = hf_model_type_of_class(a.get<std::string>())) {
-        return row->model_type;
+        return text_model(row->model_type);
       }
     }
   }
@@ -430,6 +441,12 @@ inline std::string model_type_of(const ConfigKeys& keys) {
     config_error("the config has no model_type" + names +
                  " name no model type of the table (rope/hf_models.hpp): pass the pairing its "
                  "q/k weights expect as HfRequest::layout");
+  }
+  const HfModelType* row = hf_model_type(model_type);
+  if (row != nullptr && row->rotation == HfRotation::composite) {
+    config_error("model_type \"" + model_type + "\" wraps a text model whose type its " +
+                 "text_config should name, and none does: pass the pairing its q/k weights " +
+                 "expect as HfRequest::layout");
   }
   config_error("model_type \"" + model_type +
                "\" is not in the table of model types (rope/hf_models.hpp): pass the pairing its "
@@ -447,7 +464,7 @@ inline HfLayout resolve_layout(const ConfigKeys& keys, const std::string& model_
     known = HfLayout{interleave ? Layout::interleaved : Layout::half_split,
                      keys.path("rope_interleave") + (interleave ? " true" : " false")};
   } else if (const HfModelType* row = hf_model_type(model_type)) {
-    if (row->rotation != HfRotation::none) {
+    if (row->rotation == HfRotation::interleaved || row->rotation == HfRotation::half_split) {
       known = HfLayout{
           row->rotation == HfRotation::interleaved ? Layout::interleaved : Layout::half_split,
           row->source};
@@ -888,8 +905,9 @@ ROPE_DETAIL_HF_INLINE HfLayout hf_layout(const std::string& model_type) {
                          "\" is not in the table of model types (rope/hf_models.hpp): pass the "
                          "pairing its q/k weights expect as HfRequest::layout");
   }
-  if (row->rotation == HfRotation::none) {
-    detail::config_error("model_type \"" + model_type + "\" has no RoPE (" + row->source + ")");
+  if (row->rotation != HfRotation::interleaved && row->rotation != HfRotation::half_split) {
+    detail::config_error("model_type \"" + model_type + "\" has no pairing of its own (" +
+                         row->source + ")");
   }
   return {row->rotation == HfRotation::interleaved ? Layout::interleaved : Layout::half_split,
           row->source};
