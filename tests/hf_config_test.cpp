@@ -346,6 +346,12 @@ TEST_CASE("hf_rope: configs of released checkpoints", "[hf_config]") {
        Hf{hf_default(128, 50000)}},
       {"qwen3-vl-30b-a3b", "Qwen3-VL 30B-A3B", "full_attention", 128, 0, 5e6, H, "default",
        Hf{hf_default(128, 5e6)}},
+      // DeepSeek-V4: window layers by rope_theta unscaled; compressed layers by
+      // compress_rope_theta with YaRN, whose mscale its code puts in the softmax scale.
+      {"deepseek-v4-flash", "DeepSeek-V4-Flash window layers", "sliding_attention", 64, 0, 10000, I,
+       "default", Hf{hf_default(64, 10000)}},
+      {"deepseek-v4-flash", "DeepSeek-V4-Flash compressed layers", "compressed_attention", 64, 0,
+       160000, I, "yarn", Hf{hf_yarn(64, 160000, {16, 65536}).inv_freq, 1.0}},
   };
   for (const Layer& l : layers) check_layer(l, rng);
 }
@@ -660,6 +666,7 @@ TEST_CASE("hf_layers: RoPE or none for each layer of released checkpoints", "[hf
       {"ernie-4.5-21b-a3b", 28, every_layer}, {"deepseek-v3.2-exp", 61, every_layer},
       {"command-a", 64, all_but_every_4th},   {"glm-5", 78, every_layer},
       {"gpt-oss-120b", 36, every_layer},      {"glm-4.5v", 46, every_layer},
+      {"deepseek-v4-flash", 43, every_layer},
   };
   for (const Model& m : models) {
     INFO(m.file);
@@ -689,6 +696,14 @@ TEST_CASE("hf_layers: RoPE or none for each layer of released checkpoints", "[hf
   Json dense = load("exaone-4.0-32b");
   dense.erase("sliding_window");
   CHECK(rotating(rope::hf_layers(dense)) == rotating(64, every_layer));
+  // DeepSeek-V4: compress_ratios 0 is a window layer, others compressed (the 44th entry is the
+  // MTP block's).
+  const std::vector<rope::HfLayer> v4 = rope::hf_layers(load("deepseek-v4-flash"));
+  CHECK(v4[0].layer_type == "sliding_attention");
+  CHECK(v4[0].rope->options.base == 10000.0);
+  CHECK(v4[2].layer_type == "compressed_attention");
+  CHECK(v4[2].rope->options.base == 160000.0);
+  CHECK(v4[42].layer_type == "compressed_attention");
   // Qwen3-Next's layer types are derived from full_attention_interval when not listed.
   CHECK(rope::hf_layers(load("qwen3-next-80b-a3b"))[0].layer_type == "linear_attention");
   // A model type without RoPE: every layer none, and hf_rope says so.
@@ -760,8 +775,8 @@ TEST_CASE("hf_model_type: the closed table of model types and their sources", "[
   const std::vector<std::string> listed = lines("hf_model_types.txt");
   const std::vector<std::string> unread = lines("hf_model_types_unread.txt");
   REQUIRE(listed.size() > 500);
-  const std::vector<std::string> outside = {"deepseek_v32", "gemma4", "gemma4_text", "kimi_k2",
-                                            "phi3_v"};
+  const std::vector<std::string> outside = {"deepseek_v32", "deepseek_v4", "gemma4",
+                                            "gemma4_text",  "kimi_k2",     "phi3_v"};
   const auto has = [](const std::vector<std::string>& v, const std::string& t) {
     return std::find(v.begin(), v.end(), t) != v.end();
   };
@@ -885,6 +900,9 @@ TEST_CASE("E57: a key that looks like a RoPE key but is not one the reader under
   Json gptj = load("gpt-j-6b");
   gptj["rotary"] = false;
   require_config_error(gptj, {"rotary is false"});
+  Json v3_with_v4_key = load("deepseek-v3");  // a RoPE key of another model type
+  v3_with_v4_key["compress_rope_theta"] = 160000;
+  require_config_error(v3_with_v4_key, {"compress_rope_theta is read for model type deepseek_v4"});
 }
 
 TEST_CASE("E59: each key read is of its JSON type, wherever it is read", "[errors][E59]") {

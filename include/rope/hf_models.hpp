@@ -140,6 +140,7 @@ inline constexpr HfModelType kHfModelTypes[] = {
     {"deepseek_v2", HfRotation::interleaved, "deepseek_v2/modeling_deepseek_v2.py: apply_rotary_emb (view_as_complex: complex multiplication)"},
     {"deepseek_v3", HfRotation::interleaved, "deepseek_v3/modeling_deepseek_v3.py: apply_rotary_pos_emb_interleave (rope_interleave, default true)"},
     {"deepseek_v32", HfRotation::interleaved, "DeepSeek-V3.2's inference code (outside transformers): apply_rotary_emb by complex multiplication, as DeepSeek-V3"},
+    {"deepseek_v4", HfRotation::interleaved, "DeepSeek-V4's inference code (outside transformers): interleaved RoPE on the last qk_rope_head_dim coordinates; compress_rope_theta on compressed layers"},
     {"deepseek_vl", HfRotation::composite, "deepseek_vl/modeling_deepseek_vl.py: a wrapper; its text model is text_config's model_type"},
     {"deepseek_vl_hybrid", HfRotation::composite, "deepseek_vl_hybrid/modeling_deepseek_vl_hybrid.py: a wrapper; its text model is text_config's model_type"},
     {"deformable_detr", HfRotation::not_text, "deformable_detr/modeling_deformable_detr.py: not a text decoder (a vision, audio, time-series or detection model, or a part of a composite one)"},

@@ -353,6 +353,7 @@ inline const std::vector<const char*>& rope_config_keys() {
                                              "no_rope_layers",
                                              "no_rope_layer_interval",
                                              "indexer_rope_interleave",
+                                             "compress_rope_theta",  // DeepSeek-V4
                                              "rotary"};  // GPT-J's released config: "rotary": true
   return keys;
 }
@@ -513,6 +514,26 @@ inline std::vector<std::string> layer_type_list(const ConfigKeys& keys,
     std::vector<std::string> types;
     for (std::size_t i = 0; i < layers; ++i) {
       types.push_back((i + 1) % interval == 0 ? "full_attention" : "linear_attention");
+    }
+    return types;
+  }
+  if (model_type == "deepseek_v4") {
+    // DeepSeek-V4: compress_ratios[i] 0 is a window (sliding) layer, any other ratio a
+    // compressed one; the list may go on past the layers (the MTP block's).
+    const Json& ratios = keys.at("compress_ratios");
+    if (!ratios.is_array()) type_error(keys.path("compress_ratios"), ratios, "a list of integers");
+    if (ratios.size() < layers) {
+      config_error(keys.path("compress_ratios") + " has " + std::to_string(ratios.size()) +
+                   " entries but num_hidden_layers is " + std::to_string(layers));
+    }
+    std::vector<std::string> types;
+    for (std::size_t i = 0; i < layers; ++i) {
+      if (!ratios[i].is_number_integer() || ratios[i].get<long long>() < 0) {
+        type_error(keys.path("compress_ratios") + "[" + std::to_string(i) + "]", ratios[i],
+                   "an integer >= 0");
+      }
+      types.push_back(ratios[i].get<long long>() == 0 ? "sliding_attention"
+                                                      : "compressed_attention");
     }
     return types;
   }
@@ -826,6 +847,25 @@ inline Axes axes_of(const RopeDictionary& p, std::size_t d) {
   return interleaved ? Axes::mrope_interleaved(pairs) : Axes::sections(pairs);
 }
 
+// DeepSeek-V4's two rotations (its inference code; transformers has no deepseek_v4): window
+// layers rotate by rope_theta unscaled, compressed layers by compress_rope_theta with the YaRN of
+// rope_scaling. Its code scales the softmax, not cos and sin, by YaRN's mscale, so the attention
+// factor here is 1 and the mscale is the engine's, as for DeepSeek-V3.
+inline void deepseek_v4_layer(const ConfigKeys& keys, const std::string& layer_type, HfRope& out) {
+  if (layer_type == "sliding_attention") {
+    out.options.scaling = Unscaled{};
+    out.rope_type = "default";
+    return;
+  }
+  if (!keys.has("compress_rope_theta")) {
+    config_error(keys.path("compress_rope_theta") +
+                 " is required for DeepSeek-V4's compressed "
+                 "layers");
+  }
+  out.options.base = positive_of(keys.at("compress_rope_theta"), keys.path("compress_rope_theta"));
+  if (Yarn* y = std::get_if<Yarn>(&out.options.scaling)) y->attention_factor = 1.0;
+}
+
 // The RoPE of one layer type, its layout given.
 inline HfRope read_layer(const Json& config, const HfRequest& request, const HfLayout& layout,
                          const std::string& model_type) {
@@ -883,6 +923,7 @@ inline HfRope read_layer(const Json& config, const HfRequest& request, const HfL
     out.query_scale = Llama4Scaling{*beta, dictionary.length("original_max_position_embeddings")};
   }
   o.axes = axes_of(dictionary, d);
+  if (model_type == "deepseek_v4") deepseek_v4_layer(keys, layer_type, out);
   return out;
 }
 
@@ -890,6 +931,9 @@ inline HfRope read_layer(const Json& config, const HfRequest& request, const HfL
 inline void check_config(const Json& config, const ConfigKeys& keys) {
   if (!config.is_object()) config_error("the config must be a JSON object");
   check_rope_looking_keys(keys.root, "");
+  if (keys.has("compress_rope_theta") && model_type_of(keys) != "deepseek_v4") {
+    config_error(keys.path("compress_rope_theta") + " is read for model type deepseek_v4 only");
+  }
   if (keys.has("rotary") && !keys.boolean("rotary")) {
     config_error(keys.path("rotary") + " is false, but the model type's code rotates");
   }
