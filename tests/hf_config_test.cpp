@@ -713,6 +713,18 @@ TEST_CASE("hf_layers: RoPE or none for each layer of released checkpoints", "[hf
                      {"num_hidden_layers", 12}};
   CHECK(rotating(rope::hf_layers(bert)) == rotating(12, no_layer));
   require_config_error(bert, {"model type \"bert\" has no RoPE", "absolute position"});
+  // Bamba: attention (with RoPE) on attn_layer_indices, Mamba 2 elsewhere.
+  const Json bamba = {{"model_type", "bamba"},        {"hidden_size", 4096},
+                      {"num_attention_heads", 32},    {"num_hidden_layers", 6},
+                      {"partial_rotary_factor", 0.5}, {"attn_layer_indices", {1, 4}}};
+  const std::vector<rope::HfLayer> bamba_layers = rope::hf_layers(bamba);
+  CHECK(rotating(bamba_layers) == std::vector<bool>{false, true, false, false, true, false});
+  CHECK(bamba_layers[1].rope->options.rotary_dim == 64);
+  Json bamba_without = bamba;
+  bamba_without.erase("attn_layer_indices");
+  rope_test::require_invalid([&] { rope::hf_layers(bamba_without); },
+                             {"attn_layer_indices must be a list of layer indices"},
+                             "rope: config.json: ");
   // Falcon with ALiBi.
   const Json falcon = {{"model_type", "falcon"},
                        {"hidden_size", 4544},
@@ -794,7 +806,8 @@ TEST_CASE("hf_model_type: the closed table of model types and their sources", "[
     const Json c = {{"model_type", t},
                     {"head_dim", 64},
                     {"num_hidden_layers", 4},
-                    {"position_embedding_type", "rope"}};  // read by granitemoehybrid only
+                    {"position_embedding_type", "rope"},    // read by granitemoehybrid only
+                    {"attn_layer_indices", {0, 1, 2, 3}}};  // read by bamba only
     rope::HfRequest request;
     request.layout = Layout::interleaved;
     if (row == nullptr) {

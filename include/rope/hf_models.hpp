@@ -72,6 +72,7 @@ inline constexpr HfModelType kHfModelTypes[] = {
     {"audioflamingo3_encoder", HfRotation::not_text, "audioflamingo3_encoder/modeling_audioflamingo3_encoder.py: not a text decoder (a vision, audio, time-series or detection model, or a part of a composite one)"},
     {"autoformer", HfRotation::not_text, "autoformer/modeling_autoformer.py: not a text decoder (a vision, audio, time-series or detection model, or a part of a composite one)"},
     {"aya_vision", HfRotation::composite, "aya_vision/modeling_aya_vision.py: a wrapper; its text model is text_config's model_type"},
+    {"bamba", HfRotation::half_split, "bamba/modular_bamba.py: BambaAttention, Llama's attention with rotate_half (partial); attention on attn_layer_indices only"},
     {"bark", HfRotation::none, "bark/modeling_bark.py: no rotary embedding (absolute, learned, sinusoidal or relative positions)"},
     {"bart", HfRotation::none, "bart/modeling_bart.py: learned position embeddings"},
     {"beit", HfRotation::not_text, "beit/modeling_beit.py: not a text decoder (a vision, audio, time-series or detection model, or a part of a composite one)"},

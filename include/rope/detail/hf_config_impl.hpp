@@ -517,6 +517,23 @@ inline std::vector<std::string> layer_type_list(const ConfigKeys& keys,
     }
     return types;
   }
+  if (model_type == "bamba") {
+    // Bamba: the layers of attn_layer_indices are attention layers, the others Mamba 2.
+    const Json& listed = keys.at("attn_layer_indices");
+    if (!listed.is_array()) {
+      type_error(keys.path("attn_layer_indices"), listed, "a list of layer indices");
+    }
+    std::vector<std::string> types(layers, "mamba");
+    for (const Json& i : listed) {
+      if (!i.is_number_integer() || i.get<long long>() < 0 ||
+          static_cast<std::size_t>(i.get<long long>()) >= layers) {
+        type_error(keys.path("attn_layer_indices") + "[]", i,
+                   ("a layer index below num_hidden_layers " + std::to_string(layers)).c_str());
+      }
+      types[static_cast<std::size_t>(i.get<long long>())] = "attention";
+    }
+    return types;
+  }
   if (model_type == "deepseek_v4") {
     // DeepSeek-V4: compress_ratios[i] 0 is a window (sliding) layer, any other ratio a
     // compressed one; the list may go on past the layers (the MTP block's).
