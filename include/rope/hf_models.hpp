@@ -358,6 +358,7 @@ inline constexpr HfModelType kHfModelTypes[] = {
     {"musicgen_melody_decoder", HfRotation::none, "musicgen_melody_decoder/modeling_musicgen_melody_decoder.py: no rotary embedding (absolute, learned, sinusoidal or relative positions)"},
     {"mvp", HfRotation::none, "mvp/modeling_mvp.py: learned position embeddings"},
     {"nemotron", HfRotation::half_split, "nemotron/modeling_nemotron.py: apply_rotary_pos_emb (rotate_half)"},
+    {"nemotron_h", HfRotation::none, "nemotron_h/modular_nemotron_h.py: NemotronHAttention, Jamba's attention without positional encoding"},
     {"nllb-moe", HfRotation::none, "nllb_moe/modeling_nllb_moe.py: sinusoidal position embeddings"},
     {"nystromformer", HfRotation::none, "nystromformer/modeling_nystromformer.py: no rotary embedding (absolute, learned, sinusoidal or relative positions)"},
     {"olmo", HfRotation::half_split, "olmo/modeling_olmo.py: apply_rotary_pos_emb (rotate_half)"},
