@@ -115,14 +115,19 @@ class GgufReader {
     std::memcpy(&d, &bits, sizeof d);
     return d;
   }
-  // A GGUF string: a uint64 length and that many bytes.
-  std::string string(const char* what) {
+  // A uint64 count of things of at least `least` bytes each, which must fit in what is left.
+  std::uint64_t count(const char* what, std::uint64_t least, const char* unit) {
     const std::uint64_t start = at_;
     const std::uint64_t n = integer<std::uint64_t>(what);
-    if (n > left()) {
-      error(start, std::string(what) + " of " + std::to_string(n) + " bytes, but the file ends " +
-                       std::to_string(left()) + " bytes later");
+    if (n > left() / least) {
+      error(start, std::string(what) + " of " + std::to_string(n) + " " + unit +
+                       ", but the file ends " + std::to_string(left()) + " bytes later");
     }
+    return n;
+  }
+  // A GGUF string: a uint64 length and that many bytes.
+  std::string string(const char* what) {
+    const std::uint64_t n = count(what, 1, "bytes");
     std::string s(static_cast<std::size_t>(n), '\0');
     bytes(s.data(), n, what);
     return s;
@@ -197,25 +202,14 @@ inline std::uint32_t gguf_value_type(GgufReader& r) {
 // Passes over one value of `type`: strings and arrays by their lengths, nested to depth 4.
 inline void gguf_skip_value(GgufReader& r, std::uint32_t type, int depth) {
   if (type == kGgufString) {
-    const std::uint64_t start = r.at();
-    const std::uint64_t n = r.integer<std::uint64_t>("a string length");
-    if (n > r.left()) {
-      r.error(start, "a string of " + std::to_string(n) + " bytes, but the file ends " +
-                         std::to_string(r.left()) + " bytes later");
-    }
-    r.skip(n, "a string");
+    r.skip(r.count("a string", 1, "bytes"), "a string");
   } else if (type == kGgufArray) {
     if (depth >= 4) r.error(r.at(), "arrays nested at most 4 deep");
     const std::uint32_t element = gguf_value_type(r);
-    const std::uint64_t start = r.at();
-    const std::uint64_t count = r.integer<std::uint64_t>("an array length");
     // Each element takes at least a byte (8 for a string or an array's length).
     const std::uint64_t least =
         element == kGgufString || element == kGgufArray ? 8 : gguf_type_size(element);
-    if (count > r.left() / least) {
-      r.error(start, "an array of " + std::to_string(count) + " elements, but the file ends " +
-                         std::to_string(r.left()) + " bytes later");
-    }
+    const std::uint64_t count = r.count("an array", least, "elements");
     if (least == gguf_type_size(element)) {
       r.skip(count * least, "the array's elements");
     } else {
@@ -309,12 +303,7 @@ inline GgufFile gguf_read(std::istream& in, const std::string& name) {
         out.skipped_keys.push_back(key);
         continue;
       }
-      const std::uint64_t count_at = r.at();
-      const std::uint64_t count = r.integer<std::uint64_t>("an array length");
-      if (count > r.left() / detail::gguf_type_size(element)) {
-        r.error(count_at, "an array of " + std::to_string(count) + " elements, but the file ends " +
-                              std::to_string(r.left()) + " bytes later");
-      }
+      const std::uint64_t count = r.count("an array", detail::gguf_type_size(element), "elements");
       std::vector<double> values;
       values.reserve(static_cast<std::size_t>(count));
       for (std::uint64_t j = 0; j < count; ++j) {

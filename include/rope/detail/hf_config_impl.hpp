@@ -398,7 +398,7 @@ inline bool per_layer(const Json& parameters, const std::vector<std::string>& ty
 }
 
 // A model type whose row says it is no text decoder: an error, whatever else the config says.
-inline const std::string& text_model(const std::string& model_type) {
+inline std::string text_model(std::string model_type) {
   const HfModelType* row = hf_model_type(model_type);
   if (row != nullptr && row->rotation == HfRotation::not_text) {
     config_error("model type \"" + model_type + "\" is not a text model whose RoPE this reader " +
