@@ -4,6 +4,7 @@
 // its rope_type, and one rotation against a float64 rotation by those θ_j. Bad configs get an
 // error that names the key.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -755,9 +756,11 @@ TEST_CASE("hf_indexer_rope: the DeepSeek sparse-attention indexer's own rotation
   CHECK(glm5_file->options.layout == Layout::interleaved);  // indexer_rope_interleave true
   CHECK(glm5_file->options.head_size == 128);
   CHECK(glm5_file->options.rotary_dim == 64);
-  glm5.erase("indexer_rope_interleave");
+  glm5.erase("indexer_rope_interleave");  // GLM-5's indexer is interleaved (GlmMoeDsaIndexer)
+  CHECK(rope::hf_indexer_rope(glm5)->options.layout == Layout::interleaved);
+  glm5["model_type"] = "mystery_dsa";  // another model type must say
   rope_test::require_invalid([&] { rope::hf_indexer_rope(glm5); },
-                             {"indexer_rope_interleave is required", "glm_moe_dsa"},
+                             {"indexer_rope_interleave is required", "mystery_dsa"},
                              "rope: config.json: ");
   CHECK_FALSE(rope::hf_indexer_rope(load("deepseek-v3")).has_value());
   // Kimi Linear: no RoPE in its attention (mla_use_nope).
@@ -803,11 +806,16 @@ TEST_CASE("hf_model_type: the closed table of model types and their sources", "[
     INFO(t);
     const rope::HfModelType* row = rope::hf_model_type(t);
     CHECK((row != nullptr || has(unread, t)));
-    const Json c = {{"model_type", t},
-                    {"head_dim", 64},
-                    {"num_hidden_layers", 4},
-                    {"position_embedding_type", "rope"},    // read by granitemoehybrid only
-                    {"attn_layer_indices", {0, 1, 2, 3}}};  // read by bamba only
+    const Json c = {
+        {"model_type", t},
+        {"head_dim", 128},
+        {"num_hidden_layers", 4},
+        {"rope_theta", 10000.0},                                         // OLMo Hybrid: RoPE
+        {"position_embedding_type", "rope"},                             // read by granitemoehybrid
+        {"attn_layer_indices", {0, 1, 2, 3}},                            // read by bamba
+        {"use_mem_rope", true},                                          // read by zamba2
+        {"attention_head_dim", 128},                                     // read by zamba2
+        {"layers_block_type", {"hybrid", "mamba", "hybrid", "mamba"}}};  // read by zamba2
     rope::HfRequest request;
     request.layout = Layout::interleaved;
     if (row == nullptr) {
@@ -980,4 +988,239 @@ TEST_CASE("E76: per-layer keys that do not fit the layers or whose meaning is no
   layers_error(granite, {"position_embedding_type (\"rope\" or \"nope\") is required"});
   granite["position_embedding_type"] = "alibi";
   layers_error(granite, {"position_embedding_type \"alibi\" is neither"});
+}
+
+// ---- The model types read last: their per-layer rules, head sizes and maps --------------------
+
+namespace {
+
+// A config of `layers` layers of head 128 for `model_type`, with `extra` keys merged in.
+Json small_config(const std::string& model_type, std::size_t layers, const Json& extra) {
+  Json c = {{"model_type", model_type},
+            {"head_dim", 128},
+            {"num_hidden_layers", layers},
+            {"rope_theta", 10000.0}};
+  c.update(extra);
+  return c;
+}
+
+// A config of ERNIE 4.5-VL as HuggingFace's classes describe it (head 128, rope_theta 500000),
+// with the given mrope_section; written here, not copied from a checkpoint.
+Json ernie_vl_config(const std::vector<int>& section) {
+  return {{"model_type", "ernie4_5_vl_moe"},
+          {"text_config",
+           {{"model_type", "ernie4_5_vl_moe_text"},
+            {"num_hidden_layers", 2},
+            {"hidden_size", 2560},
+            {"num_attention_heads", 20},
+            {"rope_parameters",
+             {{"rope_type", "default"}, {"rope_theta", 500000.0}, {"mrope_section", section}}}}}};
+}
+
+// The layers of `c` that rotate, by index.
+std::vector<std::size_t> rotating_layers(const Json& c) {
+  std::vector<std::size_t> out;
+  const std::vector<rope::HfLayer> layers = rope::hf_layers(c);
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    if (layers[i].rope) out.push_back(i);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "hf_layers: the layers that rotate in AFMoE, OLMo Hybrid, RecurrentGemma, Zamba2, "
+    "EXAONE MoE and T5Gemma",
+    "[hf_config]") {
+  using V = std::vector<std::size_t>;
+  // AFMoE: every global_attn_every_n_layers-th layer (4) is full attention, without RoPE.
+  CHECK(rotating_layers(small_config("afmoe", 8, Json::object())) == V{0, 1, 2, 4, 5, 6});
+  CHECK(rotating_layers(small_config("afmoe", 6, {{"global_attn_every_n_layers", 3}})) ==
+        V{0, 1, 3, 4});
+  CHECK(rope::hf_layers(small_config("afmoe", 4, Json::object()))[3].no_rope_reason.find(
+            "AFMoE rotates its sliding layers only") != std::string::npos);
+  // OLMo Hybrid: every 4th layer attention, RoPE only with a rope_theta (released checkpoints
+  // have none).
+  Json olmo = small_config("olmo_hybrid", 8, Json::object());
+  CHECK(rotating_layers(olmo) == V{3, 7});
+  CHECK(rope::hf_rope(olmo).options.layout == Layout::half_split);
+  olmo.erase("rope_theta");
+  olmo["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", nullptr}};
+  CHECK(rotating_layers(olmo).empty());
+  require_config_error(olmo, {"OLMo Hybrid has no RoPE without a rope_theta"});
+  // RecurrentGemma: block_types repeated; half the head by default.
+  Json griffin = small_config("recurrent_gemma", 6, Json::object());
+  griffin.erase("head_dim");
+  griffin["hidden_size"] = 2560;
+  griffin["num_attention_heads"] = 10;
+  CHECK(rotating_layers(griffin) == V{2, 5});
+  const rope::HfRope g = rope::hf_rope(griffin, "attention");
+  CHECK(g.options.head_size == 256);
+  CHECK(g.options.rotary_dim == 128);  // RecurrentGemmaConfig's partial_rotary_factor 0.5
+  griffin["block_types"] = {"attention", "recurrent"};
+  CHECK(rotating_layers(griffin) == V{0, 2, 4});
+  // Zamba2: the shared attention of "hybrid" layers, head 2·hidden_size/heads, use_mem_rope.
+  Json zamba = small_config("zamba2", 4,
+                            {{"hidden_size", 2560},
+                             {"num_attention_heads", 32},
+                             {"use_mem_rope", true},
+                             {"layers_block_type", {"mamba", "hybrid", "mamba", "hybrid"}}});
+  zamba.erase("head_dim");
+  CHECK(rotating_layers(zamba) == V{1, 3});
+  CHECK(rope::hf_rope(zamba).options.head_size == 160);
+  zamba.erase("use_mem_rope");
+  CHECK(rotating_layers(zamba).empty());
+  // EXAONE MoE: every sliding_window_pattern-th layer (4) global and NoPE with a sliding window.
+  Json exaone = small_config("exaone_moe", 8, {{"sliding_window", 4096}});
+  CHECK(rotating_layers(exaone) == V{0, 1, 2, 4, 5, 6});
+  exaone.erase("sliding_window");
+  CHECK(rotating_layers(exaone) == V{0, 1, 2, 3, 4, 5, 6, 7});
+  // T5Gemma's encoder and decoder: Gemma 2's alternation.
+  CHECK(rope::hf_layer_types(small_config("t5_gemma_module", 4, Json::object())) ==
+        std::vector<std::string>{"sliding_attention", "full_attention"});
+}
+
+TEST_CASE("E76: per-layer keys of Zamba2, EXAONE and RecurrentGemma", "[errors][E76]") {
+  Json zamba = small_config("zamba2", 4, {{"attention_head_dim", 160}, {"use_mem_rope", true}});
+  rope_test::require_invalid([&] { rope::hf_layers(zamba); },
+                             {"layers_block_type", "is required for zamba2"},
+                             "rope: config.json: ");
+  Json exaone = small_config("exaone4", 4, {{"sliding_window", 4096}});
+  rope_test::require_invalid([&] { rope::hf_layers(exaone); },
+                             {"layer_types is required for model type exaone4"},
+                             "rope: config.json: ");
+  Json pattern = small_config("exaone_moe", 4, {{"sliding_window", 4096}});
+  pattern["sliding_window_pattern"] = "LLLG";
+  rope_test::require_invalid([&] { rope::hf_layers(pattern); },
+                             {"layer_types is required for model type exaone_moe"},
+                             "rope: config.json: ");
+  Json griffin = small_config("recurrent_gemma", 3, {{"block_types", {"attention", "mamba"}}});
+  rope_test::require_invalid([&] { rope::hf_layers(griffin); },
+                             {"block_types[]", "\"recurrent\" or \"attention\""},
+                             "rope: config.json: ");
+}
+
+TEST_CASE("E57: Zamba2's use_long_context is not read", "[errors][E57]") {
+  const Json zamba = small_config("zamba2", 2,
+                                  {{"attention_head_dim", 160},
+                                   {"use_mem_rope", true},
+                                   {"use_long_context", true},
+                                   {"layers_block_type", {"hybrid", "hybrid"}}});
+  require_config_error(zamba, {"use_long_context is true", "not read"});
+}
+
+TEST_CASE("E61: MLA's partial_rotary_factor (Mistral 4) and ERNIE 4.5-VL's sections",
+          "[errors][E61]") {
+  // Mistral 4: the factor is of qk_nope_head_dim + qk_rope_head_dim and gives the rotated part.
+  Json mistral4 = {{"model_type", "mistral4"},
+                   {"num_hidden_layers", 2},
+                   {"qk_rope_head_dim", 64},
+                   {"qk_nope_head_dim", 64},
+                   {"head_dim", 128},
+                   {"rope_parameters",
+                    {{"rope_type", "yarn"},
+                     {"rope_theta", 10000.0},
+                     {"factor", 128.0},
+                     {"original_max_position_embeddings", 8192},
+                     {"beta_fast", 32.0},
+                     {"beta_slow", 1.0},
+                     {"mscale", 1.0},
+                     {"mscale_all_dim", 1.0},
+                     {"llama_4_scaling_beta", 0.1},
+                     {"partial_rotary_factor", 0.5}}}};
+  const rope::HfRope m = rope::hf_rope(mistral4);
+  CHECK(m.options.head_size == 64);
+  CHECK(m.options.rotary_dim == 0);                // the whole rotated part
+  CHECK(m.options.layout == Layout::interleaved);  // rope_interleave's default
+  mistral4["rope_interleave"] = false;
+  CHECK(rope::hf_rope(mistral4).options.layout == Layout::half_split);
+  mistral4["rope_parameters"]["partial_rotary_factor"] = 0.25;
+  require_config_error(mistral4, {"partial_rotary_factor 0.25",
+                                  "qk_nope_head_dim + qk_rope_head_dim 128 rotates 32"});
+  // ERNIE 4.5-VL: [s, s, t] adding up to the pairs.
+  require_config_error(ernie_vl_config({22, 20, 22}),
+                       {"text_config.rope_parameters.mrope_section must be [s, s, t]"});
+}
+
+// ERNIE 4.5-VL's text model: Ernie4_5_VLMoeTextRotaryEmbedding and apply_rotary_pos_emb
+// (modular_ernie4_5_vl_moe.py), transcribed in double, on (t, h, w) positions of an image grid.
+TEST_CASE("hf_rope: ERNIE 4.5-VL's 3-D map against HuggingFace's rotary embedding", "[hf_config]") {
+  const rope::HfRope got = rope::hf_rope(ernie_vl_config({22, 22, 20}));
+  CHECK(got.options.layout == Layout::interleaved);
+  const rope::Rotary<float> rot(got.options);
+  REQUIRE(rot.axes() == 3);
+  const std::size_t d = 128, pairs = d / 2;
+  const double base = 500000.0;
+  const std::size_t s[3] = {22, 22, 20};
+  // inv_freq, pre-rotated on the hw part: even θ first, then odd θ; the t part as is.
+  std::vector<double> inv(pairs), inv3d(pairs);
+  for (std::size_t i = 0; i < pairs; ++i) inv[i] = 1.0 / std::pow(base, double(2 * i) / double(d));
+  const std::size_t hw = s[0] + s[1];
+  for (std::size_t k = 0; k < hw / 2; ++k) {
+    inv3d[k] = inv[2 * k];
+    inv3d[hw / 2 + k] = inv[2 * k + 1];
+  }
+  for (std::size_t i = hw; i < pairs; ++i) inv3d[i] = inv[i];
+  std::mt19937_64 rng(45);
+  const double tolerance = theta_tolerance(base);
+  for (const std::array<std::int64_t, 3> p :
+       {std::array<std::int64_t, 3>{7, 7, 7}, {12, 3, 9}, {0, 31, 2}, {400, 415, 433}}) {
+    INFO("position (t, h, w) = (" << p[0] << ", " << p[1] << ", " << p[2] << ")");
+    // freqs[a][j] = p[a]·inv3d[j]; h from section 0 (axis 1), w from section 1 (axis 2), t from
+    // section 2 (axis 0); h and w stacked alternately, then t; each angle repeated twice.
+    std::vector<double> angle;
+    for (std::size_t k = 0; k < s[0]; ++k) {
+      angle.push_back(double(p[1]) * inv3d[k]);
+      angle.push_back(double(p[2]) * inv3d[s[0] + k]);
+    }
+    for (std::size_t k = 0; k < s[2]; ++k) angle.push_back(double(p[0]) * inv3d[hw + k]);
+    REQUIRE(angle.size() == pairs);
+    std::vector<float> head = rope_test::random_vector<float>(d, rng);
+    const std::vector<float> input = head;
+    rot.apply(head.data(), 1, 1, rope::Positions::token_major(p.data(), 3));
+    rope_test::WorstCoordinate worst;
+    for (std::size_t k = 0; k < pairs; ++k) {
+      // q·cos + rotate_half_text(q)·sin: rotate_half_text puts −q[2k+1] at 2k and q[2k] at 2k+1.
+      const double x = double(input[2 * k]), y = double(input[2 * k + 1]);
+      const double expected[2] = {x * std::cos(angle[k]) - y * std::sin(angle[k]),
+                                  y * std::cos(angle[k]) + x * std::sin(angle[k])};
+      const double bound = (std::abs(x) + std::abs(y)) *
+                           (rope_test::gamma<float>(3) + rope_test::gamma<double>(2) +
+                            angle[k] * tolerance + rope_test::unit_roundoff<double> * 433.0);
+      for (std::size_t c = 0; c < 2; ++c) {
+        worst.note(std::abs(double(head[2 * k + c]) - expected[c]), bound, [&](std::ostream& o) {
+          o << "coordinate " << 2 * k + c << ": got " << head[2 * k + c] << ", expected "
+            << expected[c];
+        });
+      }
+    }
+    INFO("worst coordinate: " << worst.where());
+    CHECK(worst.ratio() <= 1.0);
+  }
+}
+
+TEST_CASE("hf_rope: the readings of GLM-5, BLT and the other last model types", "[hf_config]") {
+  // GLM-5: interleaved without rope_interleave, its indexer too.
+  Json glm5 = load("glm-5");
+  glm5.erase("rope_interleave");
+  glm5.erase("indexer_rope_interleave");
+  CHECK(rope::hf_rope(glm5).options.layout == Layout::interleaved);
+  CHECK(rope::hf_indexer_rope(glm5)->options.layout == Layout::interleaved);
+  // BLT's parts pair adjacent coordinates; the wrapper asks for a part's own config.
+  CHECK(rope::hf_rope(small_config("blt_global_transformer", 2, Json::object())).options.layout ==
+        Layout::interleaved);
+  require_config_error(
+      small_config("blt", 2, Json::object()),
+      {"wraps a text model", "patcher_config", "read the text model's own config"});
+  // Moshi's depth decoder and Zamba have no RoPE; Moshi's main decoder is half_split.
+  require_config_error(small_config("moshi_depth", 2, Json::object()), {"has no RoPE"});
+  require_config_error(small_config("zamba", 2, Json::object()), {"has no RoPE"});
+  CHECK(rope::hf_rope(small_config("moshi", 2, Json::object())).options.layout ==
+        Layout::half_split);
+  // LongCat-Flash rotates adjacent pairs whatever rope_interleave says; Youtu by its default.
+  CHECK(rope::hf_rope(small_config("longcat_flash", 2, Json::object())).options.layout ==
+        Layout::interleaved);
+  CHECK(rope::hf_rope(small_config("youtu", 2, Json::object())).options.layout ==
+        Layout::interleaved);
 }

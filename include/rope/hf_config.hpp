@@ -100,8 +100,9 @@ std::vector<HfLayer> hf_layers(const nlohmann::json& config, const HfRequest& re
 
 /// The RoPE of a DeepSeek sparse-attention indexer (DeepSeek-V3.2, GLM-5): its head of
 /// index_head_dim rotates its first qk_rope_head_dim coordinates with the model's base and
-/// scaling, paired as indexer_rope_interleave says (absent: half_split for deepseek_v32, an
-/// error E75 for other model types). Empty when the config has no indexer (no index_head_dim).
+/// scaling, paired as indexer_rope_interleave says (absent: half_split for deepseek_v32,
+/// interleaved for glm_moe_dsa, an error E75 for other model types). Empty when the config has no
+/// indexer (no index_head_dim).
 std::optional<HfRope> hf_indexer_rope(const nlohmann::json& config, const HfRequest& request = {});
 
 /// The layer types with RoPE of a config, in order of first appearance: its layer_types (without

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <fstream>
 #include <iterator>
 #include <optional>
@@ -354,6 +355,7 @@ inline const std::vector<const char*>& rope_config_keys() {
                                              "no_rope_layer_interval",
                                              "indexer_rope_interleave",
                                              "compress_rope_theta",  // DeepSeek-V4
+                                             "use_mem_rope",         // Zamba2
                                              "rotary"};  // GPT-J's released config: "rotary": true
   return keys;
 }
@@ -446,7 +448,8 @@ inline std::string model_type_of(const ConfigKeys& keys) {
   const HfModelType* row = hf_model_type(model_type);
   if (row != nullptr && row->rotation == HfRotation::composite) {
     config_error("model_type \"" + model_type + "\" wraps a text model whose type its " +
-                 "text_config should name, and none does: pass the pairing its q/k weights " +
+                 "text_config should name, and none does (" + row->source +
+                 "): read the text model's own config, or pass the pairing its q/k weights " +
                  "expect as HfRequest::layout");
   }
   config_error("model_type \"" + model_type +
@@ -554,8 +557,67 @@ inline std::vector<std::string> layer_type_list(const ConfigKeys& keys,
     }
     return types;
   }
+  if (model_type == "recurrent_gemma") {
+    // RecurrentGemma: block_types repeated over the layers, "recurrent" and "attention"
+    // (RecurrentGemmaConfig.layers_block_type; recurrent, recurrent, attention by default).
+    std::vector<std::string> cycle = {"recurrent", "recurrent", "attention"};
+    if (keys.has("block_types")) {
+      const Json& listed = keys.at("block_types");
+      if (!listed.is_array() || listed.empty()) {
+        type_error(keys.path("block_types"), listed, "a non-empty list of strings");
+      }
+      cycle.clear();
+      for (const Json& t : listed) {
+        if (!t.is_string() || (t != "recurrent" && t != "attention")) {
+          type_error(keys.path("block_types") + "[]", t, "\"recurrent\" or \"attention\"");
+        }
+        cycle.push_back(t.get<std::string>());
+      }
+    }
+    std::vector<std::string> types;
+    for (std::size_t i = 0; i < layers; ++i) types.push_back(cycle[i % cycle.size()]);
+    return types;
+  }
+  if (model_type == "zamba2") {
+    // Zamba2: "hybrid" layers run the shared attention block, the others are Mamba 2 only
+    // (layers_block_type; Zamba2Config's default list is for its 54 layers).
+    const Json& listed = keys.at("layers_block_type");
+    if (!listed.is_array() || listed.size() != layers) {
+      config_error(keys.path("layers_block_type") +
+                   " (a list of \"mamba\" and \"hybrid\", one per layer) is required for zamba2");
+    }
+    std::vector<std::string> types;
+    for (const Json& t : listed) {
+      if (!t.is_string()) type_error(keys.path("layers_block_type") + "[]", t, "a string");
+      types.push_back(t == "hybrid" ? "full_attention" : "mamba");
+    }
+    return types;
+  }
+  if (model_type == "olmo_hybrid") {
+    // OLMo Hybrid: every 4th layer full attention, the others linear attention, and at least one
+    // full-attention layer (OlmoHybridConfig's default).
+    std::vector<std::string> types(layers, "linear_attention");
+    for (std::size_t i = 3; i < layers; i += 4) types[i] = "full_attention";
+    if (layers > 0 && layers < 4) types.back() = "full_attention";
+    return types;
+  }
+  if ((model_type == "exaone4" || model_type == "exaone_moe") && keys.has("sliding_window")) {
+    // EXAONE MoE's default: every sliding_window_pattern-th layer (4) is full. EXAONE 4's
+    // default and pattern strings are not read here: their configs list layer_types.
+    const Json& p = keys.at("sliding_window_pattern");
+    if (model_type == "exaone4" || !(p.is_null() || p.is_number_integer())) {
+      config_error(keys.path("layer_types") + " is required for model type " + model_type +
+                   " with sliding_window set");
+    }
+  }
   std::size_t pattern = 0;  // every pattern-th layer is full; 0: none slides
-  if (model_type == "gemma2") pattern = 2;
+  if (model_type == "gemma2" || model_type == "t5_gemma_module") pattern = 2;
+  if (model_type == "afmoe") {
+    pattern = keys.has("global_attn_every_n_layers") ? keys.count("global_attn_every_n_layers") : 4;
+  }
+  if (model_type == "exaone_moe" && keys.has("sliding_window")) {
+    pattern = keys.has("sliding_window_pattern") ? keys.count("sliding_window_pattern") : 4;
+  }
   const bool gemma3 =
       model_type == "gemma3" || model_type == "gemma3_text" || keys.has("rope_local_base_freq");
   if (gemma3 || model_type == "cohere2") {
@@ -649,9 +711,30 @@ inline std::string no_rope_reason(const ConfigKeys& keys, const std::string& mod
   if (model_type == "cohere2" && t == "full_attention") {
     return "Cohere2 rotates its sliding layers only (Cohere2Attention, modeling_cohere2.py)";
   }
-  if (model_type == "exaone4" && t == "full_attention" && keys.has("sliding_window")) {
+  if ((model_type == "exaone4" || model_type == "exaone_moe") && t == "full_attention" &&
+      keys.has("sliding_window")) {
     return "EXAONE 4's global layers are NoPE when sliding_window is set (Exaone4Attention, "
            "modeling_exaone4.py)";
+  }
+  if (model_type == "afmoe" && t == "full_attention") {
+    return "AFMoE rotates its sliding layers only (AfmoeAttention, modular_afmoe.py)";
+  }
+  if (model_type == "olmo_hybrid") {
+    const Json& p = keys.at("rope_parameters");
+    const bool theta = (p.is_object() && p.contains("rope_theta") && !p["rope_theta"].is_null()) ||
+                       keys.has("rope_theta");
+    if (!theta) {
+      return "OLMo Hybrid has no RoPE without a rope_theta (rope_parameters; OlmoHybridModel)";
+    }
+  }
+  if (model_type == "zamba2") {
+    if (!keys.has("use_mem_rope") || !keys.boolean("use_mem_rope")) {
+      return keys.path("use_mem_rope") + " is false or absent (Zamba2Config's default)";
+    }
+    if (keys.has("use_long_context") && keys.boolean("use_long_context")) {
+      config_error(keys.path("use_long_context") +
+                   " is true: its rescaled base is not read here; pass the Options yourself");
+    }
   }
   return {};
 }
@@ -693,7 +776,13 @@ inline std::size_t head_size_of(const ConfigKeys& keys, const std::string& layer
     return t / h;
   };
   std::size_t head_size = 0;
-  if (!head_key.empty()) {
+  if (model_type_of(keys) == "zamba2") {
+    // Zamba2's attention heads take the concatenation of two hidden states:
+    // attention_head_dim = 2 hidden_size / num_attention_heads (Zamba2Config).
+    head_key = keys.has("attention_head_dim") ? "attention_head_dim" : "";
+    head_size = keys.has("attention_head_dim") ? keys.count("attention_head_dim")
+                                               : divided("hidden_size", "num_attention_heads") * 2;
+  } else if (!head_key.empty()) {
     head_size = keys.count(head_key);
   } else if (keys.has("hidden_size") && keys.has("num_attention_heads")) {
     head_size = divided("hidden_size", "num_attention_heads");
@@ -811,9 +900,28 @@ inline std::optional<double> read_rotary_dim(const RopeDictionary& p, Options& o
       break;
     }
   }
+  if (!partial && model_type_of(keys) == "recurrent_gemma") {
+    partial_key = "partial_rotary_factor (RecurrentGemmaConfig's default)";
+    partial = 0.5;
+  }
   const std::string partial_text = partial ? partial_key + " " + Json(*partial).dump() : "";
   if (partial && !(*partial <= 1.0)) config_error(partial_text + " must be in (0, 1]");
   if (p.rope_type == "proportional") return partial;
+  if (partial && keys.has("qk_rope_head_dim") && o.head_size == keys.count("qk_rope_head_dim")) {
+    // MLA (Mistral 4): the factor is of HuggingFace's head_dim, qk_nope_head_dim +
+    // qk_rope_head_dim, and must give the rotated part, qk_rope_head_dim, whole.
+    if (!keys.has("qk_nope_head_dim")) {
+      config_error(partial_text + " with qk_rope_head_dim needs qk_nope_head_dim");
+    }
+    const std::size_t full = keys.count("qk_nope_head_dim") + o.head_size;
+    const auto rotated = static_cast<std::size_t>(*partial * static_cast<double>(full));
+    if (rotated != o.head_size) {
+      config_error(partial_text + " of qk_nope_head_dim + qk_rope_head_dim " +
+                   std::to_string(full) + " rotates " + std::to_string(rotated) +
+                   " coordinates, not qk_rope_head_dim " + std::to_string(o.head_size));
+    }
+    return partial;
+  }
   if (partial) {
     o.rotary_dim = static_cast<std::size_t>(*partial * static_cast<double>(o.head_size));
     if (o.rotary_dim % 2 != 0 || o.rotary_dim == 0) {
@@ -830,10 +938,37 @@ inline std::optional<double> read_rotary_dim(const RopeDictionary& p, Options& o
   return partial;
 }
 
+// ERNIE 4.5-VL's 3-D map (Ernie4_5_VLMoeTextRotaryEmbedding): of the pairs, in θ order, the
+// first 2·s pairs alternate height and width (section [s, s, t] of mrope_section, [22, 22, 20] by
+// default), the last t take the temporal coordinate; θ_i is the whole head's.
+inline Axes ernie_vl_axes(const RopeDictionary& p, std::size_t d) {
+  std::vector<std::size_t> section = {22, 22, 20};
+  std::string key = "mrope_section (Ernie4_5_VLMoeTextRotaryEmbedding's default [22, 22, 20])";
+  if (p.has("mrope_section")) {
+    key = p.where + "mrope_section";
+    const Json& listed = p.parameters["mrope_section"];
+    if (!listed.is_array() || listed.size() != 3) type_error(key, listed, "three integers");
+    for (std::size_t a = 0; a < 3; ++a) {
+      if (!listed[a].is_number_integer() || listed[a].get<long long>() < 0) {
+        type_error(key + "[" + std::to_string(a) + "]", listed[a], "an integer >= 0");
+      }
+      section[a] = static_cast<std::size_t>(listed[a].get<long long>());
+    }
+  }
+  if (section[0] != section[1] || section[0] + section[1] + section[2] != d / 2) {
+    config_error(key + " must be [s, s, t] with 2 s + t = " + std::to_string(d / 2) +
+                 ", the pairs of the rotary dimension " + std::to_string(d));
+  }
+  std::vector<std::uint8_t> axis(d / 2, 0);
+  for (std::size_t i = 0; i < 2 * section[0]; ++i) axis[i] = std::uint8_t(i % 2 == 0 ? 1 : 2);
+  return Axes::custom(3, std::move(axis));
+}
+
 // M-RoPE: mrope_section (in pairs, the dictionary's or the config's), interleaved over the pairs
 // if mrope_interleaved; one axis without sections.
 inline Axes axes_of(const RopeDictionary& p, std::size_t d) {
   const ConfigKeys& keys = p.keys;
+  if (model_type_of(keys) == "ernie4_5_vl_moe_text") return ernie_vl_axes(p, d);
   bool interleaved = false;
   if (p.has("mrope_interleaved")) {
     if (!p.parameters["mrope_interleaved"].is_boolean()) {
@@ -1106,6 +1241,9 @@ ROPE_DETAIL_HF_INLINE std::optional<HfRope> hf_indexer_rope(const nlohmann::json
     layout.source =
         "DeepSeek-V3.2's indexer rotates half_split (indexer_rope_interleave absent reads as "
         "false)";
+  } else if (model_type == "glm_moe_dsa") {
+    layout = {Layout::interleaved,
+              "GLM-5's indexer rotates interleaved (GlmMoeDsaIndexer, modular_glm_moe_dsa.py)"};
   } else {
     detail::config_error(keys.path("indexer_rope_interleave") +
                          " is required: the indexer's pairing is not known for model type \"" +
