@@ -145,6 +145,15 @@ class CachedRotary {
       detail::invalid("rope: cache row_stride %zu is smaller than a row of %zu values",
                       cache.row_stride, width(cache.format));
     }
+    // The last row's end within kMaxViewBytes of cos and sin, without wrapping around.
+    const std::size_t stride = cache.row_stride != 0 ? cache.row_stride : width(cache.format);
+    const std::size_t limit = detail::kMaxViewBytes / sizeof(T);
+    if (cache.rows > 1 && (stride > (limit - width(cache.format)) / (cache.rows - 1))) {
+      detail::invalid(
+          "rope: cache row_stride %zu over %zu rows reaches past %zu bytes (a stride that wraps "
+          "around is not supported)",
+          stride, cache.rows, detail::kMaxViewBytes);
+    }
     for (std::size_t t = range.first; t < range.last; ++t) {
       for (std::size_t a = 0; a < positions.axes(); ++a) {
         const std::int64_t r = positions.at(t, a, sequence);

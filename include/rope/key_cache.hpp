@@ -44,6 +44,14 @@ class Slots {
   Kind kind() const noexcept { return kind_; }
   /// The slots given (int32 and int64 only).
   std::size_t size() const noexcept { return count_; }
+  /// The slot array (int32 and int64 only; nullptr otherwise) and its element size.
+  const void* data() const noexcept {
+    return kind_ == Kind::int32 ? static_cast<const void*>(int32_)
+                                : static_cast<const void*>(int64_);
+  }
+  std::size_t element_size() const noexcept {
+    return kind_ == Kind::int32 ? sizeof(std::int32_t) : sizeof(std::int64_t);
+  }
   /// The row of token t in a cache of `rows` rows; negative: the token is skipped. Unchecked.
   std::int64_t row(std::size_t t, std::size_t rows) const noexcept {
     switch (kind_) {
@@ -51,8 +59,10 @@ class Slots {
         return int32_[t];
       case Kind::int64:
         return int64_[t];
-      case Kind::ring:
-        return static_cast<std::int64_t>((first_ + t) % rows);
+      case Kind::ring: {  // (first + t) mod rows, without first + t wrapping around at 2^64
+        const std::uint64_t a = first_ % rows, b = t % rows;
+        return static_cast<std::int64_t>(a >= rows - b ? a - (rows - b) : a + b);
+      }
       default:
         return static_cast<std::int64_t>(t);
     }

@@ -68,6 +68,17 @@ class Positions {
   /// Whether an array is expected but none was given.
   bool is_null() const noexcept { return !consecutive_ && int64_ == nullptr && int32_ == nullptr; }
   bool is_consecutive() const noexcept { return consecutive_; }
+  /// The first position of consecutive(first).
+  std::int64_t first() const noexcept { return first_; }
+  /// The array (nullptr for consecutive positions), its element size and its strides.
+  const void* data() const noexcept {
+    return int64_ != nullptr ? static_cast<const void*>(int64_) : static_cast<const void*>(int32_);
+  }
+  std::size_t element_size() const noexcept {
+    return int64_ != nullptr ? sizeof(std::int64_t) : sizeof(std::int32_t);
+  }
+  std::size_t axis_stride() const noexcept { return axis_stride_; }
+  std::size_t token_stride() const noexcept { return token_stride_; }
 
   /// Coordinate `axis` of token `token` of one sequence (consecutive: first + token).
   /// Unchecked.

@@ -32,6 +32,45 @@ inline bool heads_inner(const Geometry& view) {
   return view.tokens <= 1 || (view.heads > 1 && view.head_stride <= view.token_stride);
 }
 
+/// The farthest a view may reach from its first element, in bytes (PTRDIFF_MAX).
+inline constexpr std::size_t kMaxViewBytes = static_cast<std::size_t>(PTRDIFF_MAX);
+
+// The strides are unsigned: a negative stride cast to size_t is near 2^64 and would reach below
+// data. Each stride's run, and the view's whole extent, must stay within kMaxViewBytes of data,
+// and data plus the extent must not wrap around the address space.
+ROPE_DETAIL_COLD inline void check_extent(const char* name, const Geometry& view,
+                                          std::size_t head_size) {
+  struct Axis {
+    const char* stride;
+    std::size_t count, step;
+  };
+  const Axis axes[3] = {{"batch_stride", view.batches, view.batch_step},
+                        {"token_stride", view.tokens, view.token_step},
+                        {"head_stride", view.heads, view.head_step}};
+  if (head_size > kMaxViewBytes / view.element) {
+    invalid("rope: %s heads of %zu elements exceed %zu bytes", name, head_size, kMaxViewBytes);
+  }
+  std::size_t extent = head_size * view.element;
+  for (const Axis& a : axes) {
+    if (a.count <= 1) continue;
+    if (a.step > kMaxViewBytes / view.element / (a.count - 1)) {
+      invalid(
+          "rope: %s %s %zu reaches %zu x %zu elements past the first: more than %zu bytes (a "
+          "stride that wraps around, as a negative one cast to size_t, is not supported)",
+          name, a.stride, a.step, a.count - 1, a.step, kMaxViewBytes);
+    }
+    const std::size_t run = a.step * view.element * (a.count - 1);
+    if (run > kMaxViewBytes - extent) {
+      invalid("rope: %s spans more than %zu bytes from its first element", name, kMaxViewBytes);
+    }
+    extent += run;
+  }
+  if (view.data > UINTPTR_MAX - extent) {
+    invalid("rope: %s at %#zx spans %zu bytes: past the end of the address space", name,
+            static_cast<std::size_t>(view.data), extent);
+  }
+}
+
 // Rows of `head_size` elements at data + t·token_stride + h·head_stride must not overlap: along
 // the axis with the smaller stride a row must fit in its stride, and along the other axis the
 // whole run of the first axis must fit. Sequences follow one another: batch_stride at least the
@@ -40,6 +79,7 @@ ROPE_DETAIL_NOINLINE inline void check_view(const char* name, const Geometry& vi
                                             std::size_t head_size) {
   if (view.rows() == 0 || view.heads == 0) return;  // no heads: nothing is read or written
   if (view.data == 0) invalid("rope: %s is a null pointer", name);
+  check_extent(name, view, head_size);
   const bool many_tokens = view.tokens > 1, many_heads = view.heads > 1;
   const bool inner_heads = heads_inner(view);
   const char* inner_name = inner_heads ? "head_stride" : "token_stride";
@@ -281,6 +321,46 @@ inline void check_shift(std::int64_t delta) {
   }
 }
 
+// The bytes [begin, end) an index array's entries of tokens [first, last) lie in; empty for
+// none.
+struct IndexBytes {
+  std::uintptr_t begin = 0, end = 0;
+};
+inline IndexBytes index_bytes(const void* data, std::size_t element, std::size_t lowest,
+                              std::size_t highest) {
+  const auto base = reinterpret_cast<std::uintptr_t>(data);
+  return {base + lowest * element, base + (highest + 1) * element};
+}
+// A positions array's entries for the tokens of range (coordinate 0 to the last it has).
+inline IndexBytes index_bytes(const Positions& positions, TokenRange range) {
+  if (positions.data() == nullptr || range.first == range.last) return {};
+  return index_bytes(positions.data(), positions.element_size(),
+                     range.first * positions.token_stride(),
+                     (positions.axes() - 1) * positions.axis_stride() +
+                         (range.last - 1) * positions.token_stride());
+}
+inline IndexBytes index_bytes(const Slots& slots, TokenRange range) {
+  if (slots.data() == nullptr || range.first == range.last) return {};
+  return index_bytes(slots.data(), slots.element_size(), range.first, range.last - 1);
+}
+
+// An index array that a call reads must not lie in a view it writes: the walk reads each entry
+// again after the checks, and a head written before would change it (E78). By extent: an array
+// in the gaps of a strided view is refused too.
+ROPE_DETAIL_COLD inline void check_index_outside(const char* index, IndexBytes bytes,
+                                                 const char* name, const Geometry& view,
+                                                 std::size_t head_size) {
+  if (bytes.begin == bytes.end || view.rows() == 0 || view.heads == 0) return;
+  const std::uintptr_t end = view.end(head_size);
+  if (bytes.begin < end && view.data < bytes.end) {
+    invalid(
+        "rope: the %s array's %zu bytes lie inside %s, %zu bytes from its first element: it "
+        "would be read after %s is written (pass a copy)",
+        index, static_cast<std::size_t>(bytes.end - bytes.begin), name,
+        static_cast<std::size_t>(bytes.begin > view.data ? bytes.begin - view.data : 0), name);
+  }
+}
+
 // Checks the positions of tokens [range.first, range.last) of a call whose sequences have
 // `sequence` tokens, for a Rotary of `axes` axes: one coordinate per token, or `axes`; each in
 // [0, 2^53 − 1]. An empty range reads none.
@@ -293,11 +373,26 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_positions(const Position
                                                                   bool coordinates = true) {
   if (range.first == range.last) return;
   if (positions.is_null()) invalid("rope: positions is a null pointer");
+  if (positions.axes() == 0) invalid("rope: the positions have 0 coordinates per token");
   if (positions.axes() != 1 && positions.axes() != axes) {
     invalid("rope: the positions have %zu coordinates per token but the Rotary has %zu axes",
             positions.axes(), axes);
   }
   if (!coordinates) return;
+  if (positions.is_consecutive()) {
+    // first + t mod sequence, named as a sum where that sum would wrap around.
+    const std::int64_t first = positions.first();
+    for (std::size_t t = range.first; t < range.last; ++t) {
+      const std::size_t offset = t % sequence;
+      if (first >= 0 && offset > static_cast<std::uint64_t>(INT64_MAX - first)) {
+        out_of_range("rope: position %lld + %zu of token %zu is outside [0, 2^53 - 1 = %lld]",
+                     static_cast<long long>(first), offset, t,
+                     static_cast<long long>(kMaxPosition));
+      }
+      check_position(first + static_cast<std::int64_t>(offset), t);
+    }
+    return;
+  }
   if (positions.axes() == 1) {
     for (std::size_t t = range.first; t < range.last; ++t) {
       check_position(positions.at(t, 0, sequence), t);
@@ -357,6 +452,7 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_apply(const Geometry& src, const Ge
   const TokenRange range = call.tokens.value_or(TokenRange{0, src.rows()});
   check_range(range, src.rows());
   check_positions(positions, range, src.tokens, axes, coordinates);
+  check_index_outside("positions", index_bytes(positions, range), "dst", dst, head_size);
   if (call.execution.streaming_stores) check_streaming(src, dst);
   return range;
 }
@@ -376,6 +472,8 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_apply_qk(const Geometry& q, const G
   const TokenRange range = call.tokens.value_or(TokenRange{0, q.rows()});
   check_range(range, q.rows());
   check_positions(positions, range, q.tokens, axes, coordinates);
+  check_index_outside("positions", index_bytes(positions, range), "q", q, head_size);
+  check_index_outside("positions", index_bytes(positions, range), "k", k, head_size);
   if (call.execution.streaming_stores) {
     check_streaming(q, q);
     check_streaming(k, k);
@@ -398,6 +496,7 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_slots(const Slots& slots
   if (slots.size() != tokens) {
     invalid("rope: %zu slots given for the %zu tokens of k", slots.size(), tokens);
   }
+  if (slots.data() == nullptr && count != 0) invalid("rope: the slot array is a null pointer");
   for (std::size_t t = range.first; t < range.last; ++t) {
     const std::int64_t slot = slots.row(t, rows);
     if (slot >= 0 && static_cast<std::uint64_t>(slot) >= rows) {
@@ -464,6 +563,13 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_apply_qk_cache(
     check_slots(slots, k.rows(), cache.rows(), range);
   }
   check_positions(positions, range, q.tokens, axes);
+  const IndexBytes position_bytes = index_bytes(positions, range);
+  check_index_outside("positions", position_bytes, "q_out", q_out, head_size);
+  check_index_outside("positions", position_bytes, "cache", cache, head_size);
+  if (slots.kind() == Slots::Kind::int32 || slots.kind() == Slots::Kind::int64) {
+    check_index_outside("slot", index_bytes(slots, range), "q_out", q_out, head_size);
+    check_index_outside("slot", index_bytes(slots, range), "cache", cache, head_size);
+  }
   if (call.execution.streaming_stores) {
     check_streaming(q, q_out);
     check_streaming(k, cache);
@@ -478,6 +584,13 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_norm(const char* role, N
                                                              std::size_t weight_size,
                                                              double epsilon, std::size_t head_size,
                                                              std::size_t heads) {
+  if (kind != NormKind::none && kind != NormKind::rms && kind != NormKind::rms_one_plus &&
+      kind != NormKind::rms_projection && kind != NormKind::l2_after) {
+    invalid(
+        "rope: %s norm kind %d is not a NormKind (none, rms, rms_one_plus, rms_projection, "
+        "l2_after)",
+        role, static_cast<int>(kind));
+  }
   if (kind == NormKind::none) return;
   if (kind == NormKind::l2_after) {
     if (weight != nullptr || weight_size != 0) {

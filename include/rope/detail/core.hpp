@@ -104,7 +104,7 @@ class Core {
              const Call& call) const;
 
  private:
-  static std::size_t checked_positions(const Options& options, std::size_t row_size);
+  static std::size_t checked_table_size(const Options& options, std::size_t rotary_dim);
   RowsOfTable<C> rows() const noexcept {
     return {
         &table_, &rotating_theta_, frequencies_.attention_factor, angles_, axes_, &axis_of_entry_,
@@ -137,7 +137,8 @@ class Core {
 template <class C>
 Core<C>::Core(const Options& options, std::size_t head_size)
     : head_size_(head_size),
-      rotary_dim_(checked_rotary_dim(head_size_, options.rotary_dim, options.rotary_offset)),
+      rotary_dim_(checked_table_size(
+          options, checked_rotary_dim(head_size_, options.rotary_dim, options.rotary_offset))),
       rotary_offset_(options.rotary_offset),
       base_(options.base),
       frequencies_(options.axes.frequencies(rotary_dim_, options.base, options.scaling,
@@ -151,13 +152,20 @@ Core<C>::Core(const Options& options, std::size_t head_size)
       runs_(runs_of(first(axis_of_pair_, pairs_))),
       axis_of_entry_(entries_of(first(axis_of_pair_, pairs_), options.layout)),
       axes_(options.axes.count()),
-      table_(options.layout, rotating_theta_, checked_positions(options, 2 * pairs_),
-             frequencies_.attention_factor, options.angles),
+      table_(options.layout, rotating_theta_, options.max_positions, frequencies_.attention_factor,
+             options.angles),
       angles_(options.angles) {}
 
+// The table's size, max_positions rows of rotary_dim values of C (fewer where pairs do not
+// rotate), against table_memory_limit: checked first, before θ or anything else is allocated, so
+// that a huge head size is an error at once (and the product cannot wrap around).
 template <class C>
-std::size_t Core<C>::checked_positions(const Options& options, std::size_t row_size) {
-  const std::size_t row_bytes = row_size * sizeof(C);
+std::size_t Core<C>::checked_table_size(const Options& options, std::size_t rotary_dim) {
+  if (rotary_dim > options.table_memory_limit / sizeof(C)) {
+    invalid("rope: a table row of rotary_dim %zu x %zu bytes exceeds table_memory_limit %zu bytes",
+            rotary_dim, sizeof(C), options.table_memory_limit);
+  }
+  const std::size_t row_bytes = rotary_dim * sizeof(C);
   if (options.max_positions > options.table_memory_limit / row_bytes) {
     invalid(
         "rope: a table of max_positions %zu x %zu bytes exceeds table_memory_limit %zu "
@@ -165,7 +173,7 @@ std::size_t Core<C>::checked_positions(const Options& options, std::size_t row_s
         options.max_positions, row_bytes, options.table_memory_limit,
         options.table_memory_limit / row_bytes);
   }
-  return options.max_positions;
+  return rotary_dim;
 }
 
 template <class C>

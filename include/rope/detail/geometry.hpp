@@ -15,12 +15,14 @@ namespace rope {
 inline namespace ROPE_DETAIL_ISA {
 namespace detail {
 
-// A view's shape with its strides in bytes.
+// A view's shape with its strides in bytes (and in elements, as the caller gave them: the byte
+// strides wrap around where those are too large, which check_view rejects first).
 struct Geometry {
   std::uintptr_t data;
   std::size_t batches, tokens, heads;
   std::size_t batch_stride, token_stride, head_stride;  // bytes
   std::size_t element;                                  // bytes per element
+  std::size_t batch_step, token_step, head_step;        // elements
 
   template <class T>
   Geometry(const View<T>& view) noexcept  // NOLINT(google-explicit-constructor)
@@ -31,12 +33,16 @@ struct Geometry {
         batch_stride(view.batch_stride() * sizeof(T)),
         token_stride(view.token_stride() * sizeof(T)),
         head_stride(view.head_stride() * sizeof(T)),
-        element(sizeof(T)) {}
+        element(sizeof(T)),
+        batch_step(view.batch_stride()),
+        token_step(view.token_stride()),
+        head_step(view.head_stride()) {}
 
   std::size_t rows() const noexcept { return batches * tokens; }
   // Strides in elements, as the messages name them.
   std::size_t elements(std::size_t bytes) const noexcept { return bytes / element; }
-  // Bytes from a sequence's first byte to one past its highest head.
+  // Bytes from a sequence's first byte to one past its highest head (a view that passed
+  // check_view: no wrap-around).
   std::size_t span(std::size_t head_size) const noexcept {
     return (tokens - 1) * token_stride + (heads - 1) * head_stride + head_size * element;
   }
@@ -45,6 +51,10 @@ struct Geometry {
     const std::size_t row =
         batches == 1 ? r * token_stride : (r / tokens) * batch_stride + (r % tokens) * token_stride;
     return data + row + h * head_stride;
+  }
+  // One past the view's last byte (a view that passed check_view).
+  std::uintptr_t end(std::size_t head_size) const noexcept {
+    return data + (batches - 1) * batch_stride + span(head_size);
   }
   // One sequence as a geometry of its own.
   Geometry sequence(std::size_t batch) const noexcept {

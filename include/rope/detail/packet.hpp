@@ -18,6 +18,7 @@
 #include <rope/config.hpp>
 #if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
 
+#include <cmath>
 #include <complex>
 #include <cstddef>
 #include <cstdint>
@@ -525,17 +526,27 @@ P negate(const P& a) {
 
 /// Lane-wise a·b + c, rounded once where the target has FMA (twice elsewhere). The kernels say
 /// which product is fused rather than leave it to the compiler's contraction, so that every
-/// compiler gives a pair the same bits on one target.
+/// compiler gives a pair the same bits on one target. One-lane packets (plain float and double,
+/// as under EIGEN_DONT_VECTORIZE) are fused here too: Eigen's scalar pmadd is a·b + c, which the
+/// compiler contracts or not, and auto-vectorises or not, depending on where it is inlined.
 template <class P>
 P madd(const P& a, const P& b, const P& c) {
-  return Eigen::internal::pmadd(a, b, c);
+  if constexpr (std::is_floating_point_v<P>) {
+#if defined(__FMA__) || defined(__ARM_FEATURE_FMA)
+    return std::fma(a, b, c);
+#else
+    return a * b + c;  // no fused instruction to contract into
+#endif
+  } else {
+    return Eigen::internal::pmadd(a, b, c);
+  }
 }
 /// Lane-wise c − a·b, as madd (one vfnmadd where the target has FMA). The negation is the
 /// vector extension's exact sign flip, which compilers fold into the fused instruction; Eigen's
 /// pnegate is 0 − a, which they may not fold.
 template <class P>
 P nmadd(const P& a, const P& b, const P& c) {
-  return Eigen::internal::pmadd(P(-a), b, c);
+  return madd(P(-a), b, c);
 }
 
 // The same, on both registers of a Split.
@@ -566,41 +577,51 @@ inline Split conjugate(const Split& z) { return {z.even, negate(z.odd)}; }
 /// multiply-add each (the roundings of Eigen's product on AVX-512; written here, so that the
 /// duplications of z fold into its load where x86 has such loads); on a Split (even = re,
 /// odd = im) the same roundings, so that a bfloat16 head rotated on Splits gets the bits of the
-/// float rotation. Elsewhere Eigen's product.
+/// float rotation; on a one-lane packet (std::complex, under EIGEN_DONT_VECTORIZE) the same
+/// roundings through madd, fused where the target has FMA, since the compiler expands
+/// std::complex's product into fused or unfused forms, scalar or vectorised, depending on where
+/// it is inlined. Elsewhere Eigen's product.
 template <class Z>
 Z complex_mul(const Z& z, const Z& e) {
+  if constexpr (std::is_same_v<Z, std::complex<float>> || std::is_same_v<Z, std::complex<double>>) {
+    return Z(madd(z.real(), e.real(), -(z.imag() * e.imag())),
+             madd(z.real(), e.imag(), z.imag() * e.real()));
+  } else {
 #if defined(EIGEN_VECTORIZE_AVX512)
-  // Eigen's product, written with the zero-masking forms of its shuffles (see native::widen).
-  if constexpr (std::is_same_v<Z, Eigen::internal::Packet8cf>) {
-    const __m512 swapped = _mm512_maskz_permute_ps(0xFFFF, e.v, _MM_SHUFFLE(2, 3, 0, 1));
-    return Z(_mm512_fmaddsub_ps(_mm512_maskz_moveldup_ps(0xFFFF, z.v), e.v,
-                                _mm512_mul_ps(_mm512_maskz_movehdup_ps(0xFFFF, z.v), swapped)));
-  } else if constexpr (std::is_same_v<Z, Eigen::internal::Packet4cd>) {
-    // The real parts duplicated by vmovddup, which a load folds into (a load-port instruction,
-    // where Eigen's vpermilpd also takes the shuffle port that the multiplies share).
-    const __m512d swapped = _mm512_maskz_permute_pd(0xFF, e.v, 0x55);
-    return Z(_mm512_fmaddsub_pd(_mm512_maskz_movedup_pd(0xFF, z.v), e.v,
-                                _mm512_mul_pd(_mm512_maskz_permute_pd(0xFF, z.v, 0xFF), swapped)));
-  } else {
-    return Eigen::internal::pmul(z, e);
-  }
+    // Eigen's product, written with the zero-masking forms of its shuffles (see native::widen).
+    if constexpr (std::is_same_v<Z, Eigen::internal::Packet8cf>) {
+      const __m512 swapped = _mm512_maskz_permute_ps(0xFFFF, e.v, _MM_SHUFFLE(2, 3, 0, 1));
+      return Z(_mm512_fmaddsub_ps(_mm512_maskz_moveldup_ps(0xFFFF, z.v), e.v,
+                                  _mm512_mul_ps(_mm512_maskz_movehdup_ps(0xFFFF, z.v), swapped)));
+    } else if constexpr (std::is_same_v<Z, Eigen::internal::Packet4cd>) {
+      // The real parts duplicated by vmovddup, which a load folds into (a load-port
+      // instruction, where Eigen's vpermilpd also takes the shuffle port that the multiplies
+      // share).
+      const __m512d swapped = _mm512_maskz_permute_pd(0xFF, e.v, 0x55);
+      return Z(
+          _mm512_fmaddsub_pd(_mm512_maskz_movedup_pd(0xFF, z.v), e.v,
+                             _mm512_mul_pd(_mm512_maskz_permute_pd(0xFF, z.v, 0xFF), swapped)));
+    } else {
+      return Eigen::internal::pmul(z, e);
+    }
 #elif defined(EIGEN_VECTORIZE_AVX) && defined(EIGEN_VECTORIZE_FMA)
-  // Eigen's AVX product rounds both products and then adds (vaddsubps); fused as on AVX-512, one
-  // instruction less, and the roundings a Split's product has.
-  if constexpr (std::is_same_v<Z, Eigen::internal::Packet4cf>) {
-    const __m256 swapped = _mm256_permute_ps(e.v, _MM_SHUFFLE(2, 3, 0, 1));
-    return Z(_mm256_fmaddsub_ps(_mm256_moveldup_ps(z.v), e.v,
-                                _mm256_mul_ps(_mm256_movehdup_ps(z.v), swapped)));
-  } else if constexpr (std::is_same_v<Z, Eigen::internal::Packet2cd>) {
-    const __m256d swapped = _mm256_shuffle_pd(e.v, e.v, 0x5);
-    return Z(_mm256_fmaddsub_pd(_mm256_movedup_pd(z.v), e.v,
-                                _mm256_mul_pd(_mm256_shuffle_pd(z.v, z.v, 0xF), swapped)));
-  } else {
-    return Eigen::internal::pmul(z, e);
-  }
+    // Eigen's AVX product rounds both products and then adds (vaddsubps); fused as on AVX-512,
+    // one instruction less, and the roundings a Split's product has.
+    if constexpr (std::is_same_v<Z, Eigen::internal::Packet4cf>) {
+      const __m256 swapped = _mm256_permute_ps(e.v, _MM_SHUFFLE(2, 3, 0, 1));
+      return Z(_mm256_fmaddsub_ps(_mm256_moveldup_ps(z.v), e.v,
+                                  _mm256_mul_ps(_mm256_movehdup_ps(z.v), swapped)));
+    } else if constexpr (std::is_same_v<Z, Eigen::internal::Packet2cd>) {
+      const __m256d swapped = _mm256_shuffle_pd(e.v, e.v, 0x5);
+      return Z(_mm256_fmaddsub_pd(_mm256_movedup_pd(z.v), e.v,
+                                  _mm256_mul_pd(_mm256_shuffle_pd(z.v, z.v, 0xF), swapped)));
+    } else {
+      return Eigen::internal::pmul(z, e);
+    }
 #else
-  return Eigen::internal::pmul(z, e);
+    return Eigen::internal::pmul(z, e);
 #endif
+  }
 }
 inline Split complex_mul(const Split& z, const Split& e) {
   return {madd(z.even, e.even, -mul(z.odd, e.odd)), madd(z.even, e.odd, mul(z.odd, e.even))};

@@ -1,0 +1,249 @@
+// The contract under attack: arguments an adversarial caller passes through the public headers
+// that once got past the checks (strides that wrap around size_t, index arrays inside the views a
+// call writes, sums that overflow, enums out of range, huge sizes). Each is an exception naming
+// the value and the limit, thrown before anything is written, or, where the input is supported
+// (a ring that starts near 2^64), the right result.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include <Eigen/Core>
+#include <catch2/catch.hpp>
+
+#include <rope/rope.hpp>
+
+#include "support.hpp"
+
+namespace {
+
+using rope::Layout;
+using rope::Positions;
+using rope::View;
+using rope_test::require_invalid;
+using rope_test::require_out_of_range;
+
+constexpr std::size_t d = 8;
+constexpr std::size_t kWrap8 = std::size_t(0) - 8;  // −8 cast to size_t
+constexpr std::size_t kWrap4 = std::size_t(0) - 4;
+
+const rope::Rotary<float, d>& rot() {
+  static const rope::Rotary<float, d> r;
+  return r;
+}
+
+// Bytes that hold floats and an index array at once, so that the array can lie inside a view.
+struct Shared {
+  alignas(64) unsigned char bytes[1024];
+  Shared() {
+    for (std::size_t i = 0; i < sizeof(bytes) / sizeof(float); ++i) {
+      const float v = 0.5f + float(i);
+      std::memcpy(bytes + i * sizeof(float), &v, sizeof(float));
+    }
+  }
+  float* floats(std::size_t at = 0) { return reinterpret_cast<float*>(bytes) + at; }
+  template <class Int>
+  const Int* put(std::size_t byte, std::initializer_list<Int> values) {
+    std::memcpy(bytes + byte, values.begin(), values.size() * sizeof(Int));
+    return reinterpret_cast<const Int*>(bytes + byte);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("E79: a view whose strides wrap around size_t or reach past 2^63 - 1 bytes",
+          "[errors][E79]") {
+  std::vector<float> buffer(64, 1.0f);
+  const std::vector<float> before = buffer;
+  // −8 as a token stride: token 1 would be 32 bytes before token 0.
+  require_invalid(
+      [&] {
+        rot().apply(View<float>(buffer.data() + 32, 2, 1, kWrap8, d), Positions::consecutive(0));
+      },
+      {"src token_stride 18446744073709551608", "more than 9223372036854775807 bytes",
+       "wraps around"});
+  // −4: two heads sharing four floats, which no overlap check saw.
+  require_invalid(
+      [&] {
+        rot().apply(View<float>(buffer.data() + 4, 2, 1, kWrap4, d), Positions::consecutive(0));
+      },
+      {"src token_stride 18446744073709551612"});
+  require_invalid(
+      [&] {
+        rot().apply(View<const float>(buffer.data(), 1, 2, d, kWrap8),
+                    View<float>(buffer.data() + 32, 1, 2, d, d), Positions::consecutive(0));
+      },
+      {"src head_stride 18446744073709551608"});
+  require_invalid(
+      [&] {
+        rot().apply(View<float>(buffer.data(), 2, 1, 1, kWrap8, 8, d), Positions::consecutive(0));
+      },
+      {"src batch_stride 18446744073709551608"});
+  // A large stride that does not wrap but spans more than 2^63 − 1 bytes with the others.
+  const std::size_t quarter = std::size_t{1} << 60;  // 2^62 bytes of float
+  require_invalid(
+      [&] {
+        rot().apply(View<float>(buffer.data(), 2, 2, 2, quarter, quarter, d),
+                    Positions::consecutive(0));
+      },
+      {"src spans more than 9223372036854775807 bytes"});
+  // The caller's cos/sin rows: a row_stride that wraps around.
+  const rope::CachedRotary<float> cached({d, Layout::half_split, 0, 0});
+  require_invalid(
+      [&] {
+        cached.apply({buffer.data(), buffer.data(), 3, rope::CacheRow::half, kWrap4}, buffer.data(),
+                     1, 1, Positions::consecutive(0));
+      },
+      {"cache row_stride 18446744073709551612 over 3 rows", "wraps around"});
+  REQUIRE(buffer == before);
+}
+
+TEST_CASE("E78: an index array inside a view the call writes", "[errors][E78]") {
+  Shared s;
+  unsigned char before[sizeof(s.bytes)];
+  std::memcpy(before, s.bytes, sizeof(before));
+  const auto x = View<float>::contiguous(s.floats(), 4, 1, d);  // bytes [0, 128)
+  // Positions of the last tokens stored in the first token's head, in place.
+  const std::int64_t* inside = s.put<std::int64_t>(16, {0, 1, 2, 3});
+  std::memcpy(before, s.bytes, sizeof(before));
+  require_invalid(
+      [&] { rot().apply(x, inside); },
+      {"the positions array's 32 bytes lie inside dst, 16 bytes from its first", "pass a copy"});
+  // Out of place, the array may lie in src (which is only read), not in dst.
+  const auto out = View<float>::contiguous(s.floats(64), 4, 1, d);  // bytes [256, 384)
+  require_invalid(
+      [&] {
+        rot().apply(View<const float>(x), out, s.put<std::int64_t>(264, {0, 1, 2, 3}));
+      },
+      {"positions array's 32 bytes lie inside dst, 8 bytes"});
+  std::memcpy(before, s.bytes, sizeof(before));
+  // q and k in place: the array inside q.
+  const auto q = View<float>::contiguous(s.floats(128), 4, 1, d);  // [512, 640)
+  const std::int64_t* in_q = s.put<std::int64_t>(520, {0, 1, 2, 3});
+  std::memcpy(before, s.bytes, sizeof(before));
+  require_invalid([&] { rot().apply_qk(q, out, in_q); },
+                  {"positions array's 32 bytes lie inside q, 8 bytes"});
+  // A slot array inside q_out: read again after q_out is written.
+  std::vector<Eigen::half> cache(4 * d, Eigen::half(3));
+  const std::int32_t* slots = s.put<std::int32_t>(260, {3, 2, 1, 0});
+  std::memcpy(before, s.bytes, sizeof(before));
+  const std::int64_t positions[] = {0, 1, 2, 3};
+  require_invalid(
+      [&] {
+        rot().apply_qk(
+            View<const float>(q), out, View<const float>(x),
+            rope::KeyCache<Eigen::half>{View<Eigen::half>::contiguous(cache.data(), 4, 1, d),
+                                        rope::Slots(slots, 4)},
+            positions);
+      },
+      {"the slot array's 16 bytes lie inside q_out, 4 bytes"});
+  // A CachedRotary's cache rows inside dst.
+  const rope::CachedRotary<float> cached({d, Layout::half_split, 0, 0});
+  const std::vector<float> table(4 * d / 2, 1.0f);
+  require_invalid(
+      [&] {
+        cached.apply({table.data(), table.data(), 4, rope::CacheRow::half, 0}, x, inside);
+      },
+      {"positions array's 32 bytes lie inside dst"});
+  REQUIRE(std::memcmp(before, s.bytes, sizeof(before)) == 0);
+  REQUIRE(cache == std::vector<Eigen::half>(4 * d, Eigen::half(3)));
+}
+
+TEST_CASE("E31: consecutive positions whose sum would wrap around int64", "[errors][E31]") {
+  std::vector<float> x(2 * d, 1.0f);
+  const std::vector<float> before = x;
+  const std::int64_t max = std::numeric_limits<std::int64_t>::max();
+  require_out_of_range(
+      [&] {
+        rot().apply(x.data(), 2, 1, Positions::consecutive(max), {rope::TokenRange{1, 2}});
+      },
+      {"position 9223372036854775807 + 1 of token 1", "[0, 2^53 - 1 = 9007199254740991]"});
+  require_out_of_range([&] { rot().apply(x.data(), 2, 1, Positions::consecutive(max)); },
+                       {"position 9223372036854775807 of token 0"});
+  REQUIRE(x == before);
+}
+
+TEST_CASE("E08: a huge head size fails at once, before θ is allocated", "[errors][E08]") {
+  rope::Options o;
+  o.head_size = std::size_t{1} << 40;
+  require_invalid([&] { rope::Rotary<float> r(o); },
+                  {"a table row of rotary_dim 1099511627776 x 4 bytes exceeds "
+                   "table_memory_limit 1073741824 bytes"});
+  o.head_size = std::size_t{1} << 24;  // within a row, not within 4096 rows
+  require_invalid([&] { rope::Rotary<float> r(o); },
+                  {"a table of max_positions 4096 x 67108864 bytes", "(at most 16 positions)"});
+}
+
+TEST_CASE("E21: a null slot array", "[errors][E21]") {
+  std::vector<float> q(3 * d, 0.5f), k(3 * d, 0.25f), cache(3 * d, 3.0f);
+  const std::int64_t positions[] = {0, 1, 2};
+  require_invalid(
+      [&] {
+        rot().apply_qk(View<const float>::contiguous(q.data(), 3, 1, d),
+                       View<float>::contiguous(q.data(), 3, 1, d),
+                       View<const float>::contiguous(k.data(), 3, 1, d),
+                       rope::KeyCache<float>{View<float>::contiguous(cache.data(), 3, 1, d),
+                                             {static_cast<const std::int32_t*>(nullptr), 3}},
+                       positions);
+      },
+      {"the slot array is a null pointer"});
+  REQUIRE(cache == std::vector<float>(3 * d, 3.0f));
+  REQUIRE(q == std::vector<float>(3 * d, 0.5f));
+}
+
+TEST_CASE("Slots::ring: a ring that starts near 2^64 keeps (first + t) mod rows", "[key_cache]") {
+  // Rows of 3: (2^64 − 1) mod 3 = 0, so tokens 0, 1, 2 go to rows 0, 1, 2 (first + 1 wraps to 0
+  // in 64 bits, which once put token 1 into row 0 too).
+  const std::uint64_t first = std::numeric_limits<std::uint64_t>::max();
+  const rope::Slots ring = rope::Slots::ring(first);
+  for (std::size_t t = 0; t < 3; ++t) CHECK(ring.row(t, 3) == std::int64_t(t));
+  CHECK(rope::Slots::ring(first - 1).row(1, 3) == 0);  // 2^64 − 1 ≡ 0
+  CHECK(rope::Slots::ring(first - 1).row(0, 3) == 2);
+  CHECK(rope::Slots::ring(first).row(5, 7) == std::int64_t((first % 7 + 5) % 7));
+  // Through a call: every row written, each with its token's keys.
+  std::vector<float> q(3 * d, 0.5f), k(3 * d), cache(3 * d, -1.0f);
+  for (std::size_t i = 0; i < k.size(); ++i) k[i] = float(i);
+  const std::int64_t positions[] = {0, 0, 0};
+  rot().apply_qk(
+      View<const float>::contiguous(q.data(), 3, 1, d), View<float>::contiguous(q.data(), 3, 1, d),
+      View<const float>::contiguous(k.data(), 3, 1, d),
+      rope::KeyCache<float>{View<float>::contiguous(cache.data(), 3, 1, d), ring}, positions);
+  CHECK(cache == k);  // position 0 leaves the keys as they are, each in its own row
+}
+
+TEST_CASE("E73: a NormKind outside the enumeration", "[errors][E73]") {
+  std::vector<float> q(2 * d, 0.5f), k(d, 0.25f), w(2 * d, 1.0f);
+  const std::int64_t position = 4;
+  const auto seven = static_cast<rope::NormKind>(7);
+  require_invalid(
+      [&] {
+        rot().apply_qk(View<float>::contiguous(q.data(), 1, 2, d),
+                       View<float>::contiguous(k.data(), 1, 1, d), &position,
+                       rope::QkNorms<float>{{seven, w.data(), 2 * d, 1e-6}, {}});
+      },
+      {"q norm kind 7 is not a NormKind"});
+  require_invalid(
+      [&] {
+        rope::normalize_heads(View<float>::contiguous(q.data(), 1, 2, d), d,
+                              rope::Norm<float>{seven, w.data(), 2 * d, 1e-6});
+      },
+      {"x norm kind 7 is not a NormKind"});
+  REQUIRE(q == std::vector<float>(2 * d, 0.5f));
+  REQUIRE(k == std::vector<float>(d, 0.25f));
+}
+
+TEST_CASE("E47: positions with no coordinate", "[errors][E47]") {
+  std::vector<float> q(2 * d, 0.5f);
+  const std::int64_t negative[] = {-5, -6};
+  const Positions none(negative, 0, 1, 1);
+  require_invalid(
+      [&] {
+        rope::scale_queries(View<float>::contiguous(q.data(), 2, 1, d), d, none,
+                            rope::Llama4Temperature{});
+      },
+      {"the positions have 0 coordinates per token"});
+  require_invalid([&] { rot().apply(q.data(), 2, 1, none); },
+                  {"the positions have 0 coordinates per token"});
+  REQUIRE(q == std::vector<float>(2 * d, 0.5f));
+}
