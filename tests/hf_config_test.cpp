@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -1223,4 +1224,104 @@ TEST_CASE("hf_rope: the readings of GLM-5, BLT and the other last model types", 
         Layout::interleaved);
   CHECK(rope::hf_rope(small_config("youtu", 2, Json::object())).options.layout ==
         Layout::interleaved);
+}
+
+// ---- Every key, every wrong JSON type ---------------------------------------------------------
+
+namespace {
+
+// What the reader answers for a config: each layer's type and RoPE (θ, factor, axes, ...) or
+// why none, the indexer's (where `indexer`) and the NoPE query scale, as text to compare.
+std::string answers(const Json& config, bool indexer) {
+  std::ostringstream out;
+  out << std::hexfloat;
+  const auto rope_text = [&](const rope::HfRope& r) {
+    const rope::Options& o = r.options;
+    const std::size_t d = o.rotary_dim != 0 ? o.rotary_dim : o.head_size;
+    const rope::Frequencies f =
+        o.axes.frequencies(d, o.base, o.scaling, o.sequence_length, o.angles);
+    out << o.head_size << ' ' << o.rotary_dim << ' ' << o.rotary_offset << ' ' << o.base << ' '
+        << int(o.layout) << ' ' << r.rope_type << ' ' << r.max_position_embeddings << ' '
+        << f.attention_factor << ' ' << r.query_scale.has_value() << " θ";
+    for (double t : f.theta) out << ' ' << t;
+    out << " axes";
+    for (std::uint8_t a : o.axes.axis_of_pairs(d / 2)) out << ' ' << int(a);
+    out << '\n';
+  };
+  for (const rope::HfLayer& layer : rope::hf_layers(config)) {
+    out << layer.layer_type << ": " << layer.no_rope_reason << '\n';
+    if (layer.rope) rope_text(*layer.rope);
+  }
+  if (indexer) {
+    if (const std::optional<rope::HfRope> answer = rope::hf_indexer_rope(config)) {
+      out << "indexer ";
+      rope_text(*answer);
+    }
+  }
+  out << "nope scale " << rope::hf_nope_query_scale(config).has_value() << '\n';
+  return out.str();
+}
+
+}  // namespace
+
+TEST_CASE("E59: a key of the wrong JSON type is rejected by name or has no effect",
+          "[errors][E59]") {
+  // For every released config, every key at the top level, in text_config and in the RoPE
+  // dictionaries, given a value of each other JSON type: the reader either throws
+  // std::invalid_argument naming the key, or answers exactly as before (the key is not read for
+  // that model). Never a different answer, never another exception.
+  const std::vector<Json> wrong = {Json("x"), Json(3.5), Json(true), Json::array(), Json::object()};
+  const auto kind = [](const Json& v) {
+    return v.is_number() ? 0 : v.is_string() ? 1 : v.is_boolean() ? 2 : v.is_array() ? 3 : 4;
+  };
+  std::size_t mutations = 0, rejected = 0;
+  std::ifstream list(std::string(ROPE_TEST_DATA_DIR) + "/configs/README.md");
+  REQUIRE(list.good());
+  std::vector<std::string> files;
+  for (std::string line; std::getline(list, line);) {
+    const std::size_t json = line.find(".json |");
+    if (line.rfind("| ", 0) == 0 && json != std::string::npos)
+      files.push_back(line.substr(2, json - 2));
+  }
+  REQUIRE(files.size() >= 45);
+  for (const std::string& file : files) {
+    const Json config = load(file);
+    bool indexer = true;  // DeepSeek-V4's indexer must state its pairing: left out
+    try {
+      (void)rope::hf_indexer_rope(config);
+    } catch (const std::invalid_argument&) {
+      indexer = false;
+    }
+    const std::string before = answers(config, indexer);
+    // The objects whose keys are mutated, as JSON pointers.
+    std::vector<Json::json_pointer> objects = {Json::json_pointer("")};
+    for (const char* nested : {"/text_config", "/rope_scaling", "/rope_parameters",
+                               "/text_config/rope_scaling", "/text_config/rope_parameters"}) {
+      const Json::json_pointer p(nested);
+      if (config.contains(p) && config[p].is_object()) objects.push_back(p);
+    }
+    for (const Json::json_pointer& object : objects) {
+      for (const auto& item : config[object].items()) {
+        if (item.value().is_null() || item.value().is_object()) continue;
+        for (const Json& value : wrong) {
+          if (kind(value) == kind(item.value())) continue;
+          Json mutated = config;
+          mutated[object / item.key()] = value;
+          INFO(file << ".json: " << (object / item.key()).to_string() << " = " << value.dump());
+          ++mutations;
+          std::string after;
+          try {
+            after = answers(mutated, indexer);
+          } catch (const std::invalid_argument& e) {
+            ++rejected;
+            CHECK_THAT(e.what(), Catch::Matchers::Contains(item.key()));
+            continue;
+          }
+          CHECK(after == before);
+        }
+      }
+    }
+  }
+  INFO(rejected << " of " << mutations << " mutations rejected, the others without effect");
+  CHECK(mutations > 1000);
 }

@@ -422,8 +422,12 @@ inline std::string model_type_of(const ConfigKeys& keys) {
       return text_model(v.get<std::string>());
     }
   }
-  const Json& architectures =
-      keys.root.contains("architectures") ? keys.root["architectures"] : keys.text["architectures"];
+  const bool at_root = keys.root.contains("architectures");
+  const Json& architectures = at_root ? keys.root["architectures"] : keys.text["architectures"];
+  if (!architectures.is_null() && !architectures.is_array()) {
+    type_error(at_root ? "architectures" : "text_config.architectures", architectures,
+               "a list of strings");
+  }
   if (architectures.is_array()) {
     for (const Json& a : architectures) {
       if (!a.is_string()) type_error("architectures", a, "a list of strings");
