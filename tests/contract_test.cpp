@@ -247,3 +247,113 @@ TEST_CASE("E47: positions with no coordinate", "[errors][E47]") {
                   {"the positions have 0 coordinates per token"});
   REQUIRE(q == std::vector<float>(2 * d, 0.5f));
 }
+
+// ---- The weaker spots: values printed as given, the argument named, underflow refused ---------
+
+TEST_CASE("E06: a tiny negative base is printed as given", "[errors][E06]") {
+  require_invalid([] { rope::inverse_frequencies(8, -1e-10); },
+                  {"base -1e-10 must be a finite number > 0"});
+}
+
+TEST_CASE("E12: an NTK factor that takes the base past the largest double names the factor",
+          "[errors][E12]") {
+  rope::Options o;
+  o.head_size = 64;
+  o.scaling = rope::NTKAware{1e300};
+  require_invalid([&] { rope::Rotary<float> r(o); },
+                  {"NTKAware::factor 1e+300 scales base 10000 past the largest double"});
+}
+
+TEST_CASE("E14: YaRN on a base of 1 or less", "[errors][E14]") {
+  rope::Options o;
+  o.head_size = 64;
+  o.base = 1.0;
+  o.scaling = rope::Yarn{};
+  require_invalid([&] { rope::Rotary<float> r(o); }, {"Yarn needs a base > 1", "got base 1"});
+}
+
+TEST_CASE("E41: an attention factor that underflows the table's type", "[errors][E41]") {
+  const std::vector<double> theta = {1.0, 0.5};
+  require_invalid([&] { rope::Table<float> t(Layout::half_split, theta, 4, 1e-300); },
+                  {"the attention factor 1e-300 is below the smallest normal value of the "
+                   "table's type (1.17549e-38)"});
+  rope::Table<double> fine(Layout::half_split, theta, 4, 1e-300);  // a normal double
+  CHECK(fine.positions() == 4);
+}
+
+TEST_CASE("E10: a Table's theta NaN or negative", "[errors][E10]") {
+  require_invalid(
+      [] {
+        rope::Table<float> t(Layout::interleaved, {1.0, std::nan("")}, 4);
+      },
+      {"theta_1 nan must be a finite number >= 0"});
+  require_invalid(
+      [] {
+        rope::Table<float> t(Layout::interleaved, {-0.5, 1.0}, 4);
+      },
+      {"theta_0 -0.5 must be a finite number >= 0"});
+}
+
+TEST_CASE("E74: a norm epsilon that vanishes in float", "[errors][E74]") {
+  std::vector<float> x(2 * d, 0.5f), w(d, 1.0f);
+  require_invalid(
+      [&] {
+        rope::normalize_heads(View<float>::contiguous(x.data(), 1, 2, d), d,
+                              rope::Norm<float>{rope::NormKind::rms, w.data(), d, 1e-310});
+      },
+      {"x norm epsilon 1e-310 is below the smallest normal float"});
+  REQUIRE(x == std::vector<float>(2 * d, 0.5f));
+}
+
+TEST_CASE("E79: sequences x tokens past what a size_t counts", "[errors][E79]") {
+  std::vector<float> x(d, 0.5f);
+  const std::size_t batches = std::size_t{1} << 33, tokens = std::size_t{1} << 31;
+  require_invalid(
+      [&] {
+        rot().apply(View<float>(x.data(), batches, tokens, 1, d, d, d), Positions::consecutive(0));
+      },
+      {"src has 8589934592 sequences x 2147483648 tokens: more rows than a size_t counts"});
+  REQUIRE(x == std::vector<float>(d, 0.5f));
+}
+
+TEST_CASE("E80: an enum argument outside its enumerators", "[errors][E80]") {
+  std::vector<float> x(2 * d, 0.5f);
+  const std::vector<float> before = x;
+  rope::Options o;
+  o.head_size = d;
+  o.layout = static_cast<Layout>(7);
+  require_invalid([&] { rope::Rotary<float> r(o); },
+                  {"Layout 7 is not one of its enumerators (interleaved, half_split)"});
+  o.layout = Layout::half_split;
+  o.angles = static_cast<rope::Angles>(9);
+  require_invalid([&] { rope::Rotary<float> r(o); }, {"Angles 9 is not one of its enumerators"});
+  require_invalid(
+      [&] {
+        rot().apply(x.data(), 2, 1, Positions::consecutive(0), {static_cast<rope::Direction>(5)});
+      },
+      {"Direction 5 is not one of its enumerators (forward, inverse)"});
+  require_invalid(
+      [&] {
+        rope::CachedRotary<float> c({d, static_cast<Layout>(3), 0, 0});
+      },
+      {"Layout 3"});
+  const rope::CachedRotary<float> cached({d, Layout::half_split, 0, 0});
+  const std::vector<float> table(2 * d, 1.0f);
+  require_invalid(
+      [&] {
+        cached.apply({table.data(), table.data(), 2, static_cast<rope::CacheRow>(4), 0}, x.data(),
+                     2, 1, Positions::consecutive(0));
+      },
+      {"CacheRow 4 is not one of its enumerators"});
+  require_invalid([] { rope::head_permutation(d, static_cast<Layout>(2), Layout::interleaved); },
+                  {"Layout 2"});
+  require_invalid([] { rope::Table<float> t(static_cast<Layout>(-1), {1.0}, 2); }, {"Layout -1"});
+  require_invalid([] { rope::frequencies(d, 1e4, rope::Unscaled{}, 0, rope::Angles(2)); },
+                  {"Angles 2"});
+  require_invalid(
+      [] {
+        rope::patch_positions({2, 2, 1, 0}, static_cast<rope::ClassToken>(3));
+      },
+      {"ClassToken 3"});
+  REQUIRE(x == before);
+}

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <random>
 #include <stdexcept>
@@ -57,6 +58,13 @@ struct Batch {
 };
 
 const rope::Rotary<float, 8> rot8(options(8));
+
+// A double as the messages print it: printf's %g.
+std::string g(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", value);
+  return text;
+}
 
 }  // namespace
 
@@ -129,7 +137,7 @@ TEST_CASE("E05: a rotary slice past the head", "[errors][E05]") {
 
 TEST_CASE("E06: a base that is not a finite number > 0", "[errors][E06]") {
   for (const double base : {0.0, -10000.0, std::nan(""), HUGE_VAL, -HUGE_VAL}) {
-    const std::string named = "base " + std::to_string(base);
+    const std::string named = "base " + g(base);
     require_invalid([base] { Dynamic r(options(8, base)); }, {named, "finite number > 0"});
     require_invalid([base] { rope::inverse_frequencies(8, base); }, {named});
     require_invalid([base] { rope::inverse_frequencies_float32(8, base); }, {named});
@@ -183,7 +191,7 @@ TEST_CASE("E11: a sequence_length that is negative or not finite", "[errors][E11
   for (const double length : {-1.0, std::nan(""), HUGE_VAL}) {
     Options o = scaled(rope::DynamicNTK{2.0, 2048});
     o.sequence_length = length;
-    const std::string named = "sequence_length " + std::to_string(length);
+    const std::string named = "sequence_length " + g(length);
     require_invalid([&] { Dynamic r(o); }, {named, ">= 0"});
     require_invalid([&] { rope::frequencies(64, 1e4, rope::Unscaled{}, length); }, {named});
   }
@@ -193,7 +201,7 @@ TEST_CASE("E11: a sequence_length that is negative or not finite", "[errors][E11
 
 TEST_CASE("E12: Linear, NTKAware and DynamicNTK parameters not finite and > 0", "[errors][E12]") {
   for (const double bad : {0.0, -2.0, std::nan(""), HUGE_VAL}) {
-    const std::string value = std::to_string(bad);
+    const std::string value = g(bad);
     require_invalid([&] { Dynamic r(scaled(rope::Linear{bad})); }, {"Linear::factor " + value});
     require_invalid([&] { Dynamic r(scaled(rope::NTKAware{bad})); }, {"NTKAware::factor " + value});
     require_invalid(
@@ -226,16 +234,16 @@ TEST_CASE("E14: Yarn parameters not finite and > 0", "[errors][E14]") {
     return scaled(yarn);
   };
   require_invalid([&] { Dynamic r(with([](rope::Yarn& y) { y.factor = -1; })); },
-                  {"Yarn::factor -1.000000"});
+                  {"Yarn::factor -1"});
   require_invalid(
       [&] { Dynamic r(with([](rope::Yarn& y) { y.original_max_position_embeddings = 0; })); },
-      {"Yarn::original_max_position_embeddings 0.000000"});
+      {"Yarn::original_max_position_embeddings 0"});
   require_invalid([&] { Dynamic r(with([](rope::Yarn& y) { y.beta_fast = std::nan(""); })); },
                   {"Yarn::beta_fast nan"});
   require_invalid([&] { Dynamic r(with([](rope::Yarn& y) { y.beta_slow = 0; })); },
-                  {"Yarn::beta_slow 0.000000"});
+                  {"Yarn::beta_slow 0"});
   require_invalid([&] { Dynamic r(with([](rope::Yarn& y) { y.attention_factor = -0.5; })); },
-                  {"Yarn attention factor -0.500000"});
+                  {"Yarn attention factor -0.5"});
   // mscale / mscale_all_dim that make the factor (0.1·mscale·ln 16 + 1) / (...) negative
   require_invalid(
       [&] {
@@ -252,7 +260,7 @@ TEST_CASE("E15: Yarn beta_fast < beta_slow", "[errors][E15]") {
   yarn.beta_fast = 1;
   yarn.beta_slow = 32;
   require_invalid([&] { Dynamic r(scaled(yarn)); },
-                  {"Yarn::beta_fast 1.000000", ">= beta_slow 32.000000"});
+                  {"Yarn::beta_fast 1", ">= beta_slow 32"});
 }
 
 TEST_CASE("E16: Llama3 parameters not finite and > 0", "[errors][E16]") {
@@ -260,12 +268,12 @@ TEST_CASE("E16: Llama3 parameters not finite and > 0", "[errors][E16]") {
       [] {
         Dynamic r(scaled(rope::Llama3{0, 1, 4, 8192}));
       },
-      {"Llama3::factor 0.000000"});
+      {"Llama3::factor 0"});
   require_invalid(
       [] {
         Dynamic r(scaled(rope::Llama3{8, -1, 4, 8192}));
       },
-      {"Llama3::low_freq_factor -1.000000"});
+      {"Llama3::low_freq_factor -1"});
   require_invalid(
       [] {
         Dynamic r(scaled(rope::Llama3{8, 1, 4, HUGE_VAL}));
@@ -278,7 +286,7 @@ TEST_CASE("E17: Llama3 high_freq_factor < low_freq_factor", "[errors][E17]") {
       [] {
         Dynamic r(scaled(rope::Llama3{8, 4, 1, 8192}));
       },
-      {"high_freq_factor 1.000000", ">= low_freq_factor 4.000000"});
+      {"high_freq_factor 1", ">= low_freq_factor 4"});
   require_invalid(
       [] {
         Dynamic r(scaled(rope::Llama3{8, 1, HUGE_VAL, 8192}));
@@ -293,7 +301,7 @@ TEST_CASE("E54: Proportional parameters out of range", "[errors][E54]") {
       [] {
         Dynamic r(scaled(rope::Proportional{1.25, 1.0}));
       },
-      {"Proportional::partial_rotary_factor 1.250000 must be in [0, 1]"});
+      {"Proportional::partial_rotary_factor 1.25 must be in [0, 1]"});
   require_invalid(
       [] {
         Dynamic r(scaled(rope::Proportional{std::nan(""), 1.0}));
@@ -303,7 +311,7 @@ TEST_CASE("E54: Proportional parameters out of range", "[errors][E54]") {
       [] {
         Dynamic r(scaled(rope::Proportional{0.25, 0.0}));
       },
-      {"Proportional::factor 0.000000 must be a finite number > 0"});
+      {"Proportional::factor 0 must be a finite number > 0"});
 }
 
 TEST_CASE("E55: theta 0 only for the last pairs, and not for all", "[errors][E55]") {
@@ -350,14 +358,14 @@ TEST_CASE("E19: a per-pair value not finite and > 0", "[errors][E19]") {
   longrope.short_factor.assign(32, 1.0);
   longrope.long_factor.assign(32, 1.0);
   longrope.long_factor[3] = 0;
-  require_invalid([&] { Dynamic r(scaled(longrope)); }, {"LongRope::long_factor 0.000000"});
+  require_invalid([&] { Dynamic r(scaled(longrope)); }, {"LongRope::long_factor 0"});
   longrope.long_factor[3] = 1;
   longrope.short_factor[0] = std::nan("");
   require_invalid([&] { Dynamic r(scaled(longrope)); }, {"LongRope::short_factor nan"});
   std::vector<double> theta(32, 0.5);
   theta[31] = -0.5;
   require_invalid([&] { Dynamic r(scaled(rope::InverseFrequencies{theta})); },
-                  {"InverseFrequencies::theta -0.500000 must be a finite number >= 0"});
+                  {"InverseFrequencies::theta -0.5 must be a finite number >= 0"});
   theta[31] = std::nan("");
   require_invalid([&] { Dynamic r(scaled(rope::InverseFrequencies{theta})); },
                   {"InverseFrequencies::theta nan"});
@@ -374,16 +382,16 @@ TEST_CASE("E20: LongRope lengths, factor or attention factor not finite and > 0"
   rope::LongRope l = longrope;
   l.original_max_position_embeddings = -4096;
   require_invalid([&] { Dynamic r(scaled(l)); },
-                  {"LongRope::original_max_position_embeddings -4096.000000"});
+                  {"LongRope::original_max_position_embeddings -4096"});
   l = longrope;
   l.factor = 0.0;
-  require_invalid([&] { Dynamic r(scaled(l)); }, {"LongRope::factor 0.000000"});
+  require_invalid([&] { Dynamic r(scaled(l)); }, {"LongRope::factor 0"});
   l = longrope;
   l.max_position_embeddings = std::nan("");  // factor = max_position_embeddings / L0
   require_invalid([&] { Dynamic r(scaled(l)); }, {"LongRope::factor nan"});
   l = longrope;
   l.attention_factor = 0.0;
-  require_invalid([&] { Dynamic r(scaled(l)); }, {"LongRope attention factor 0.000000"});
+  require_invalid([&] { Dynamic r(scaled(l)); }, {"LongRope attention factor 0"});
 }
 
 TEST_CASE("E40: a theta so large that an angle would overflow", "[errors][E40]") {

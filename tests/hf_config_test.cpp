@@ -610,6 +610,7 @@ TEST_CASE("E62: a config file that cannot be read or is not JSON", "[errors][E62
   CHECK_THROWS_WITH(
       rope::hf_rope_file(std::string(ROPE_TEST_DATA_DIR) + "/pytorch_float32_rope.csv"),
       Catch::Matchers::Contains("is not JSON"));
+  CHECK_THROWS_AS(rope::hf_rope_file(ROPE_TEST_DATA_DIR), std::invalid_argument);  // a directory
 }
 
 TEST_CASE("E63: a config without a head size", "[errors][E63]") {

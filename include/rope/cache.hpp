@@ -75,8 +75,9 @@ class CachedRotary {
   /// does not fit the head, or axes that do not fit the rotary dimension.
   explicit CachedRotary(const CacheOptions& options)
       : options_(options),
-        rotary_dim_(detail::checked_rotary_dim(options.head_size, options.rotary_dim,
-                                               options.rotary_offset)),
+        rotary_dim_((detail::check_layout(options.layout),
+                     detail::checked_rotary_dim(options.head_size, options.rotary_dim,
+                                                options.rotary_offset))),
         axis_of_pair_(options.axes.axis_of_pairs(rotary_dim_ / 2)) {}
 
   std::size_t head_size() const noexcept { return options_.head_size; }
@@ -141,6 +142,8 @@ class CachedRotary {
     if (cache.cos == nullptr || cache.sin == nullptr) {
       detail::invalid("rope: the cache's cos or sin is a null pointer");
     }
+    detail::check_enum("CacheRow", static_cast<int>(cache.format), 3,
+                       "half, concatenated, repeated");
     if (cache.row_stride != 0 && cache.row_stride < width(cache.format)) {
       detail::invalid("rope: cache row_stride %zu is smaller than a row of %zu values",
                       cache.row_stride, width(cache.format));

@@ -34,7 +34,7 @@ ROPE_DETAIL_COLD inline std::vector<double> inverse_frequencies(std::size_t head
     detail::invalid("rope: head_size %zu must be even and at least 2", head_size);
   }
   if (!(base > 0.0) || !std::isfinite(base)) {
-    detail::invalid("rope: base %f must be a finite number > 0", base);
+    detail::invalid("rope: base %g must be a finite number > 0", base);
   }
   const long double d = static_cast<long double>(head_size);
   std::vector<double> theta(head_size / 2);
@@ -162,7 +162,7 @@ inline constexpr double kPi = 3.141592653589793238462643383279502884;
 
 ROPE_DETAIL_COLD inline void require_positive(const char* name, double value) {
   if (!(value > 0.0) || !std::isfinite(value)) {
-    invalid("rope: %s %f must be a finite number > 0", name, value);
+    invalid("rope: %s %g must be a finite number > 0", name, value);
   }
 }
 
@@ -194,11 +194,18 @@ struct SchemeInput {
   }
 };
 
-// base' = base · s^(d/(d−2)) for the NTK schemes; d = 2 would divide by zero.
-ROPE_DETAIL_COLD inline double ntk_base(std::size_t d, double base, double s) {
+// base' = base · s^(d/(d−2)) for the NTK schemes; d = 2 would divide by zero. `scheme` names the
+// argument that gave s, for the message when base' is not a finite number.
+ROPE_DETAIL_COLD inline double ntk_base(std::size_t d, double base, double s, const char* scheme,
+                                        double factor) {
   if (d <= 2) invalid("rope: NTK scaling needs a rotary dimension > 2, got %zu", d);
   const double dd = static_cast<double>(d);
-  return base * std::pow(s, dd / (dd - 2));
+  const double scaled = base * std::pow(s, dd / (dd - 2));
+  if (!std::isfinite(scaled)) {
+    invalid("rope: %s %g scales base %g past the largest double (rotary_dim %zu)", scheme, factor,
+            base, d);
+  }
+  return scaled;
 }
 
 // HuggingFace's get_mscale: 0.1 · mscale · ln(scale) + 1, and 1 for scale ≤ 1.
@@ -215,7 +222,7 @@ ROPE_DETAIL_COLD inline void linear(const Linear& s, const SchemeInput&, Frequen
 // Static NTK-aware scaling: θ_j of base · factor^(d/(d−2)).
 ROPE_DETAIL_COLD inline void ntk_aware(const NTKAware& s, const SchemeInput& in, Frequencies& f) {
   require_positive("NTKAware::factor", s.factor);
-  f.theta = in.theta_for(ntk_base(in.d, in.base, s.factor));
+  f.theta = in.theta_for(ntk_base(in.d, in.base, s.factor, "NTKAware::factor", s.factor));
 }
 
 // "dynamic" (_compute_dynamic_ntk_parameters): for L > M,
@@ -226,7 +233,7 @@ ROPE_DETAIL_COLD inline void dynamic_ntk(const DynamicNTK& s, const SchemeInput&
   require_positive("DynamicNTK::max_position_embeddings", s.max_position_embeddings);
   if (in.sequence_length <= s.max_position_embeddings) return;
   const double stretch = s.factor * in.sequence_length / s.max_position_embeddings - (s.factor - 1);
-  f.theta = in.theta_for(ntk_base(in.d, in.base, stretch));
+  f.theta = in.theta_for(ntk_base(in.d, in.base, stretch, "DynamicNTK::factor", s.factor));
 }
 
 // "yarn" (_compute_yarn_parameters; Peng et al. 2023, eq. 17-20). The pair index at which a
@@ -238,7 +245,10 @@ ROPE_DETAIL_COLD inline void yarn(const Yarn& s, const SchemeInput& in, Frequenc
   require_positive("Yarn::beta_fast", s.beta_fast);
   require_positive("Yarn::beta_slow", s.beta_slow);
   if (s.beta_fast < s.beta_slow) {
-    invalid("rope: Yarn::beta_fast %f must be >= beta_slow %f", s.beta_fast, s.beta_slow);
+    invalid("rope: Yarn::beta_fast %g must be >= beta_slow %g", s.beta_fast, s.beta_slow);
+  }
+  if (!(in.base > 1)) {  // its ramp divides by ln(base)
+    invalid("rope: Yarn needs a base > 1 (its ramp divides by ln base), got base %g", in.base);
   }
   const double dd = static_cast<double>(in.d);
   const auto correction_dim = [&](double r) {
@@ -277,7 +287,7 @@ ROPE_DETAIL_COLD inline void llama3(const Llama3& s, const SchemeInput&, Frequen
   require_positive("Llama3::low_freq_factor", s.low_freq_factor);
   require_positive("Llama3::original_max_position_embeddings", s.original_max_position_embeddings);
   if (!(s.high_freq_factor >= s.low_freq_factor) || !std::isfinite(s.high_freq_factor)) {
-    invalid("rope: Llama3::high_freq_factor %f must be finite and >= low_freq_factor %f",
+    invalid("rope: Llama3::high_freq_factor %g must be finite and >= low_freq_factor %g",
             s.high_freq_factor, s.low_freq_factor);
   }
   const double l0 = s.original_max_position_embeddings;
@@ -321,7 +331,7 @@ ROPE_DETAIL_COLD inline void proportional(const Proportional& s, const SchemeInp
                                           Frequencies& f) {
   const double p = s.partial_rotary_factor;
   if (!(p >= 0.0 && p <= 1.0)) {
-    invalid("rope: Proportional::partial_rotary_factor %f must be in [0, 1]", p);
+    invalid("rope: Proportional::partial_rotary_factor %g must be in [0, 1]", p);
   }
   require_positive("Proportional::factor", s.factor);
   const auto rotating = static_cast<std::size_t>(std::floor(p * static_cast<double>(in.d) / 2));
@@ -336,7 +346,7 @@ ROPE_DETAIL_COLD inline void given(const InverseFrequencies& s, const SchemeInpu
   require_count("InverseFrequencies::theta", s.theta, f.theta.size());
   for (const double t : s.theta) {
     if (!(t >= 0.0) || !std::isfinite(t)) {
-      invalid("rope: InverseFrequencies::theta %f must be a finite number >= 0", t);
+      invalid("rope: InverseFrequencies::theta %g must be a finite number >= 0", t);
     }
   }
   f.theta = s.theta;
@@ -364,10 +374,11 @@ ROPE_DETAIL_COLD inline void frequency_factors(const FrequencyFactors& s, const 
 ROPE_DETAIL_COLD inline Frequencies frequencies(std::size_t d, double base, const Scaling& scaling,
                                                 double sequence_length = 0,
                                                 Angles angles = Angles::exact) {
+  detail::check_angles(angles);
   const detail::SchemeInput in{d, base, sequence_length, angles};
   Frequencies result{in.theta_for(base), 1.0};
   if (!(sequence_length >= 0.0) || !std::isfinite(sequence_length)) {
-    detail::invalid("rope: sequence_length %f must be a finite number >= 0", sequence_length);
+    detail::invalid("rope: sequence_length %g must be a finite number >= 0", sequence_length);
   }
   if (const auto* s = std::get_if<Linear>(&scaling)) {
     detail::linear(*s, in, result);

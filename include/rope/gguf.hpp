@@ -103,7 +103,7 @@ inline double gguf_number(const GgufMetadata& m, const std::string& key) {
 inline double gguf_positive(const GgufMetadata& m, const std::string& key) {
   const double x = gguf_number(m, key);
   if (!(x > 0.0) || !std::isfinite(x)) {
-    gguf_error(key + " " + std::to_string(x) + " must be a finite number > 0");
+    gguf_error(key + " " + detail::number(x) + " must be a finite number > 0");
   }
   return x;
 }
@@ -117,7 +117,7 @@ inline std::optional<double> gguf_optional_positive(const GgufMetadata& m, const
 inline std::size_t gguf_count(const GgufMetadata& m, const std::string& key) {
   const double x = gguf_number(m, key);
   if (!(x >= 1.0 && x <= 1e15) || x != std::floor(x)) {
-    gguf_error(key + " " + std::to_string(x) + " must be an integer > 0");
+    gguf_error(key + " " + detail::number(x) + " must be an integer > 0");
   }
   return static_cast<std::size_t>(x);
 }

@@ -45,6 +45,27 @@ enum class Direction { forward, inverse };
 ///   all in float32. At position 10^6 its angles are off by up to 0.05 rad (docs/numerics.md).
 enum class Angles { exact, pytorch_float32 };
 
+namespace detail {
+
+// An enum argument cast from an integer outside its enumerators is an error (E80), not whatever
+// branch the code would take for it.
+ROPE_DETAIL_COLD inline void check_enum(const char* what, int value, int count, const char* names) {
+  if (value < 0 || value >= count) {
+    invalid("rope: %s %d is not one of its enumerators (%s)", what, value, names);
+  }
+}
+inline void check_layout(Layout layout) {
+  check_enum("Layout", static_cast<int>(layout), 2, "interleaved, half_split");
+}
+inline void check_direction(Direction direction) {
+  check_enum("Direction", static_cast<int>(direction), 2, "forward, inverse");
+}
+inline void check_angles(Angles angles) {
+  check_enum("Angles", static_cast<int>(angles), 2, "exact, pytorch_float32");
+}
+
+}  // namespace detail
+
 }  // namespace ROPE_DETAIL_ISA
 }  // namespace rope
 

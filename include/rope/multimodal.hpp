@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include <rope/layout.hpp>
 #include <rope/positions.hpp>
 
 namespace rope {
@@ -136,6 +137,7 @@ enum class ClassToken { none, first, last };
 /// pass 2^53 − 1.
 inline std::vector<std::int64_t> patch_positions(const PatchGrid& grid,
                                                  ClassToken class_token = ClassToken::none) {
+  detail::check_enum("ClassToken", static_cast<int>(class_token), 3, "none, first, last");
   const std::size_t m = grid.merge;
   if (grid.rows == 0 || grid.columns == 0 || m == 0 || grid.rows % m != 0 ||
       grid.columns % m != 0) {

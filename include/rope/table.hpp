@@ -41,11 +41,25 @@ class Table {
   ROPE_DETAIL_COLD Table(Layout layout, const std::vector<double>& theta, std::size_t positions,
                          double scale = 1.0, Angles angles = Angles::exact)
       : layout_(layout), head_size_(2 * theta.size()), positions_(positions) {
+    detail::check_layout(layout);
+    detail::check_angles(angles);
     if (positions == 0) {
       detail::invalid("rope: the table needs at least 1 position, got 0");
     }
     if (theta.empty()) {
       detail::invalid("rope: the table needs at least one frequency, got 0");
+    }
+    for (std::size_t j = 0; j < theta.size(); ++j) {
+      if (!(theta[j] >= 0 && std::isfinite(theta[j]))) {
+        detail::invalid("rope: theta_%zu %g must be a finite number >= 0", j, theta[j]);
+      }
+    }
+    if (std::abs(scale) < static_cast<double>(std::numeric_limits<T>::min())) {
+      detail::invalid(
+          "rope: the attention factor %s is below the smallest normal value of the table's "
+          "type (%s): cos and sin would vanish",
+          detail::number(scale).c_str(),
+          detail::number(static_cast<double>(std::numeric_limits<T>::min())).c_str());
     }
     if (!(std::abs(scale) <= static_cast<double>(std::numeric_limits<T>::max()))) {
       detail::invalid(

@@ -31,6 +31,8 @@ inline namespace ROPE_DETAIL_ISA {
 inline std::vector<std::size_t> head_permutation(std::size_t head_size, Layout from, Layout to,
                                                  std::size_t rotary_dim = 0,
                                                  std::size_t rotary_offset = 0) {
+  detail::check_layout(from);
+  detail::check_layout(to);
   const std::size_t r = detail::checked_rotary_dim(head_size, rotary_dim, rotary_offset);
   std::vector<std::size_t> order(head_size);
   for (std::size_t i = 0; i < head_size; ++i) order[i] = i;

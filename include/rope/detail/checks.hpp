@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -77,6 +78,10 @@ ROPE_DETAIL_COLD inline void check_extent(const char* name, const Geometry& view
 // span of one sequence.
 ROPE_DETAIL_NOINLINE inline void check_view(const char* name, const Geometry& view,
                                             std::size_t head_size) {
+  if (view.tokens != 0 && view.batches > SIZE_MAX / view.tokens) {
+    invalid("rope: %s has %zu sequences x %zu tokens: more rows than a size_t counts", name,
+            view.batches, view.tokens);
+  }
   if (view.rows() == 0 || view.heads == 0) return;  // no heads: nothing is read or written
   if (view.data == 0) invalid("rope: %s is a null pointer", name);
   check_extent(name, view, head_size);
@@ -445,6 +450,7 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_apply(const Geometry& src, const Ge
                                                    std::size_t head_size,
                                                    const Positions& positions, std::size_t axes,
                                                    const Call& call, bool coordinates = true) {
+  check_direction(call.direction);
   check_view("src", src, head_size);
   check_view("dst", dst, head_size);
   check_same_shape("src", src, "dst", dst);
@@ -463,6 +469,7 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_apply_qk(const Geometry& q, const G
                                                       std::size_t head_size,
                                                       const Positions& positions, std::size_t axes,
                                                       const Call& call, bool coordinates = true) {
+  check_direction(call.direction);
   check_view("q", q, head_size);
   check_view("k", k, head_size);
   if (q.batches != k.batches || q.tokens != k.tokens) {
@@ -527,6 +534,7 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_apply_qk_cache(
     const Geometry& q, const Geometry& q_out, const Geometry& k, const Geometry& cache,
     const Slots& slots, std::size_t head_size, const Positions& positions, std::size_t axes,
     const Call& call) {
+  check_direction(call.direction);
   check_view("q", q, head_size);
   check_view("q_out", q_out, head_size);
   check_view("k", k, head_size);
@@ -613,11 +621,16 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_norm(const char* role, N
   if (!(std::isfinite(epsilon) && epsilon > 0)) {
     invalid("rope: %s norm epsilon %g must be finite and > 0", role, epsilon);
   }
+  if (epsilon < static_cast<double>(std::numeric_limits<float>::min())) {
+    invalid("rope: %s norm epsilon %g is below the smallest normal float %g: it would vanish", role,
+            epsilon, static_cast<double>(std::numeric_limits<float>::min()));
+  }
 }
 
 // The checks of shift(keys, delta, call); returns the call's token range.
 ROPE_DETAIL_NOINLINE inline TokenRange check_shift_call(const Geometry& keys, std::size_t head_size,
                                                         std::int64_t delta, const Call& call) {
+  check_direction(call.direction);
   check_view("keys", keys, head_size);
   check_shift(delta);
   const TokenRange range = call.tokens.value_or(TokenRange{0, keys.rows()});

@@ -139,6 +139,7 @@ Core<C>::Core(const Options& options, std::size_t head_size)
     : head_size_(head_size),
       rotary_dim_(checked_table_size(
           options, checked_rotary_dim(head_size_, options.rotary_dim, options.rotary_offset))),
+      // (Layout and Angles are checked by checked_table_size, before anything is computed.)
       rotary_offset_(options.rotary_offset),
       base_(options.base),
       frequencies_(options.axes.frequencies(rotary_dim_, options.base, options.scaling,
@@ -161,6 +162,8 @@ Core<C>::Core(const Options& options, std::size_t head_size)
 // that a huge head size is an error at once (and the product cannot wrap around).
 template <class C>
 std::size_t Core<C>::checked_table_size(const Options& options, std::size_t rotary_dim) {
+  check_layout(options.layout);
+  check_angles(options.angles);
   if (rotary_dim > options.table_memory_limit / sizeof(C)) {
     invalid("rope: a table row of rotary_dim %zu x %zu bytes exceeds table_memory_limit %zu bytes",
             rotary_dim, sizeof(C), options.table_memory_limit);
