@@ -584,9 +584,293 @@ void run(Bytes& in, bool multi_axis) {
   }
 }
 
+// ---- Attacks: the inputs that once got past the checks --------------------------------------
+// Inputs that begin with the bytes A5 5A (no input of the corpus from before does) draw the
+// arguments of docs/errors.md's E78–E80 and their neighbours: strides that wrap around size_t or
+// reach past 2^63 − 1 bytes, index arrays inside the views a call writes, enum values outside
+// their enumerators, consecutive starts near the ends of int64, and rings that start near 2^64.
+// The rules are judged here in 128-bit arithmetic; a call that must be rejected must throw
+// before writing, and one that must pass must give the bits of the same call on plain arrays.
+
+__extension__ typedef unsigned __int128 Wide;  // 128-bit arithmetic, g++ and clang
+__extension__ typedef __int128 SignedWide;
+constexpr Wide kMaxBytes = static_cast<Wide>(PTRDIFF_MAX);
+constexpr std::size_t kD = 8;
+
+const rope::Rotary<float>& attack_rotary() {
+  static const rope::Rotary<float> rot(rope::Options{kD, 10000.0, rope::Layout::interleaved, 64});
+  return rot;
+}
+
+std::size_t attack_count(Bytes& in) {
+  const std::size_t values[] = {0,       1, 1, 2, 2, 3, std::size_t{1} << 31, std::size_t{1} << 33,
+                                SIZE_MAX};
+  return in.pick(values);
+}
+std::size_t attack_stride(Bytes& in) {
+  const std::size_t values[] = {kD,
+                                kD,
+                                2 * kD,
+                                3 * kD,
+                                0,
+                                kD - 2,
+                                SIZE_MAX,
+                                SIZE_MAX - 7,
+                                std::size_t{1} << 60,
+                                std::size_t{1} << 62,
+                                static_cast<std::size_t>(in.u64())};
+  return in.pick(values);
+}
+
+// Strides: rejected (E79, or the overlap rules) or, where the view lies in the buffer and its heads
+// are apart, the bits of the rotation of a contiguous copy.
+void attack_strides(Bytes& in) {
+  const rope::Rotary<float>& rot = attack_rotary();
+  std::vector<float> buffer(256);
+  for (std::size_t i = 0; i < buffer.size(); ++i) buffer[i] = 0.25f * float(i % 13) - 1.0f;
+  const std::vector<float> before = buffer;
+  const std::size_t offset = in.u8() % 64;
+  const std::size_t batches = attack_count(in), tokens = attack_count(in), heads = attack_count(in);
+  const std::size_t bs = attack_stride(in), ts = attack_stride(in), hs = attack_stride(in);
+  const rope::View<float> x(buffer.data() + offset, batches, tokens, heads, bs, ts, hs);
+  // The rules of E79 in 128-bit arithmetic.
+  bool wraps = Wide(batches) * tokens > SIZE_MAX;
+  Wide extent = Wide(kD) * sizeof(float);
+  const std::size_t counts[3] = {batches, tokens, heads}, steps[3] = {bs, ts, hs};
+  const bool empty = batches * tokens == 0 || heads == 0;
+  for (int a = 0; a < 3 && !wraps && !empty; ++a) {
+    if (counts[a] <= 1) continue;
+    const Wide run = Wide(steps[a]) * sizeof(float) * (counts[a] - 1);
+    if (run > kMaxBytes) wraps = true;
+    extent += run;
+  }
+  if (!empty && extent > kMaxBytes) wraps = true;
+  const bool fits =
+      !wraps && !empty && offset * sizeof(float) + extent <= buffer.size() * sizeof(float);
+  if (!wraps && !fits && !empty) return;  // a view past the caller's buffer: outside the contract
+  bool threw = false;
+  try {
+    rot.apply(x, rope::Positions::consecutive(3));
+  } catch (const std::invalid_argument&) {
+    threw = true;
+  } catch (const std::out_of_range&) {
+    threw = true;
+  }
+  if (wraps && !threw) fail("a view whose strides wrap around or pass 2^63 - 1 bytes was accepted");
+  if (threw) {
+    if (std::memcmp(buffer.data(), before.data(), buffer.size() * sizeof(float)) != 0) {
+      fail("a rejected view was written");
+    }
+    return;
+  }
+  if (empty) return;
+  // Accepted: the heads must have been apart, and each is the rotation of its own input.
+  for (std::size_t r = 0; r < batches * tokens; ++r) {
+    for (std::size_t h = 0; h < heads; ++h) {
+      const std::size_t at = offset + (r / tokens) * bs + (r % tokens) * ts + h * hs;
+      std::vector<float> head(before.begin() + std::ptrdiff_t(at),
+                              before.begin() + std::ptrdiff_t(at + kD));
+      rot.apply(head.data(), 1, 1, rope::Positions::consecutive(3 + std::int64_t(r % tokens)));
+      if (std::memcmp(head.data(), buffer.data() + at, kD * sizeof(float)) != 0) {
+        fail("a strided head differs from the same head rotated alone");
+      }
+    }
+  }
+}
+
+// An index array inside or beside the views a call writes.
+void attack_aliasing(Bytes& in) {
+  const rope::Rotary<float>& rot = attack_rotary();
+  alignas(64) static unsigned char bytes[2048];
+  for (std::size_t i = 0; i < sizeof(bytes) / sizeof(float); ++i) {
+    const float v = 0.5f + float(i % 7);
+    std::memcpy(bytes + i * sizeof(float), &v, sizeof(float));
+  }
+  const std::size_t tokens = 1 + in.u8() % 4;
+  const std::size_t written_at = 64 * (in.u8() % 4);  // bytes of the written view
+  const std::size_t view_bytes = tokens * kD * sizeof(float);
+  const std::size_t mode = in.u8() % 3;  // 0 apply in place, 1 apply out of place, 2 slots
+  const bool wide = in.u8() % 2 == 0;
+  const std::size_t element = wide ? 8 : 4;
+  const std::size_t index_at = element * (in.u16() % (sizeof(bytes) / element - 8));
+  const std::size_t index_bytes = tokens * element;
+  for (std::size_t t = 0; t < tokens; ++t) {  // rows 0, 1, ... (positions and slots alike)
+    if (wide) {
+      const std::int64_t v = std::int64_t(t);
+      std::memcpy(bytes + index_at + t * 8, &v, 8);
+    } else {
+      const std::int32_t v = std::int32_t(t);
+      std::memcpy(bytes + index_at + t * 4, &v, 4);
+    }
+  }
+  unsigned char before[sizeof(bytes)];
+  std::memcpy(before, bytes, sizeof(bytes));
+  auto* written = reinterpret_cast<float*>(bytes + written_at);
+  const auto* read = reinterpret_cast<const float*>(bytes + 1280);  // src, k: never written
+  const auto w = rope::View<float>::contiguous(written, tokens, 1, kD);
+  const rope::Positions index =
+      wide ? rope::Positions(reinterpret_cast<const std::int64_t*>(bytes + index_at))
+           : rope::Positions(reinterpret_cast<const std::int32_t*>(bytes + index_at));
+  const bool inside = index_at < written_at + view_bytes && written_at < index_at + index_bytes;
+  bool threw = false;
+  try {
+    if (mode == 0) {
+      rot.apply(w, index);
+    } else if (mode == 1) {
+      rot.apply(rope::View<const float>::contiguous(read, tokens, 1, kD), w, index);
+    } else {
+      const std::int64_t positions[4] = {0, 1, 2, 3};
+      const rope::Slots slots =
+          wide ? rope::Slots(reinterpret_cast<const std::int64_t*>(bytes + index_at), tokens)
+               : rope::Slots(reinterpret_cast<const std::int32_t*>(bytes + index_at), tokens);
+      // q in place in the buffer's last bytes, the written view the cache.
+      auto* q = reinterpret_cast<float*>(bytes + 1536);
+      rot.apply_qk(rope::View<const float>::contiguous(q, tokens, 1, kD),
+                   rope::View<float>::contiguous(q, tokens, 1, kD),
+                   rope::View<const float>::contiguous(read, tokens, 1, kD),
+                   rope::KeyCache<float>{w, slots}, positions);
+    }
+  } catch (const std::invalid_argument&) {
+    threw = true;
+  }
+  const bool q_inside = mode == 2 && index_at < 1536 + view_bytes && 1536 < index_at + index_bytes;
+  if ((inside || q_inside) != threw) {
+    fail(threw ? "an index array beside the views written was rejected"
+               : "an index array inside a view the call writes was accepted");
+  }
+  if (threw && std::memcmp(before, bytes, sizeof(bytes)) != 0) fail("a rejected call wrote");
+  if (!threw && std::memcmp(before + index_at, bytes + index_at, index_bytes) != 0) {
+    fail("an index array changed");
+  }
+}
+
+// Enum values cast from any integer: rejected iff outside the enumerators.
+void attack_enums(Bytes& in) {
+  const int value = static_cast<int>(static_cast<std::int8_t>(in.u8()));
+  const std::uint8_t which = in.u8() % 5;
+  const int count = which == 4 ? 5 : which == 3 ? 3 : 2;
+  const bool valid = value >= 0 && value < count;
+  std::vector<float> x(2 * kD, 0.5f), w(kD, 1.0f);
+  bool threw = false;
+  try {
+    if (which == 0 || which == 1) {
+      rope::Options o{kD, 10000.0, rope::Layout::half_split, 8};
+      if (which == 0) o.layout = static_cast<rope::Layout>(value);
+      if (which == 1) o.angles = static_cast<rope::Angles>(value);
+      rope::Rotary<float> r(o);
+    } else if (which == 2) {
+      attack_rotary().apply(x.data(), 2, 1, rope::Positions::consecutive(0),
+                            {static_cast<rope::Direction>(value)});
+    } else if (which == 3) {
+      const rope::CachedRotary<float> cached({kD, rope::Layout::half_split, 0, 0});
+      const std::vector<float> table(2 * kD, 1.0f);
+      cached.apply({table.data(), table.data(), 2, static_cast<rope::CacheRow>(value), 0}, x.data(),
+                   2, 1, rope::Positions::consecutive(0));
+    } else {
+      const bool l2 = value == static_cast<int>(rope::NormKind::l2_after);  // takes no weight
+      rope::normalize_heads(rope::View<float>::contiguous(x.data(), 2, 1, kD), kD,
+                            rope::Norm<float>{static_cast<rope::NormKind>(value),
+                                              l2 ? nullptr : w.data(), l2 ? 0 : kD, 1e-6});
+    }
+  } catch (const std::invalid_argument&) {
+    threw = true;
+  }
+  if (valid == threw) {
+    fail("enum value " + std::to_string(value) + " of kind " + std::to_string(which) +
+         (threw ? " rejected" : " accepted"));
+  }
+}
+
+// consecutive(first) near the ends of int64, over batches of sequences and token ranges.
+void attack_consecutive(Bytes& in) {
+  const rope::Rotary<float>& rot = attack_rotary();
+  const std::int64_t firsts[] = {
+      INT64_MAX, INT64_MIN, kMaxPosition, kMaxPosition + 1, kMaxPosition - 2, -1, 0, 5};
+  const std::int64_t first =
+      in.u8() % 8 == 7 ? static_cast<std::int64_t>(in.u64()) : in.pick(firsts);
+  const std::size_t batches = 1 + in.u8() % 2, tokens = 1 + in.u8() % 4;
+  const std::size_t rows = batches * tokens;
+  rope::TokenRange range{0, rows};
+  if (in.u8() % 2 == 0) range = {in.u8() % (rows + 1), rows};
+  bool valid = true;
+  std::vector<std::int64_t> positions(rows);
+  for (std::size_t t = range.first; t < range.last; ++t) {
+    const SignedWide p = static_cast<SignedWide>(first) + static_cast<SignedWide>(t % tokens);
+    valid = valid && p >= 0 && p <= kMaxPosition;
+    positions[t] = valid ? static_cast<std::int64_t>(p) : 0;
+  }
+  std::vector<float> x(rows * kD);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = 0.125f * float(i % 11);
+  std::vector<float> y = x;
+  const auto view = rope::View<float>(x.data(), batches, tokens, 1, tokens * kD, kD, kD);
+  bool threw = false;
+  try {
+    rot.apply(view, rope::Positions::consecutive(first), {rope::Direction::forward, range});
+  } catch (const std::out_of_range&) {
+    threw = true;
+  }
+  if (valid == threw)
+    fail(threw ? "valid consecutive positions rejected" : "a wrapped sum accepted");
+  if (threw) return;
+  rot.apply(rope::View<float>(y.data(), batches, tokens, 1, tokens * kD, kD, kD), positions.data(),
+            {rope::Direction::forward, range});
+  if (x != y) fail("consecutive positions differ from the same positions in an array");
+}
+
+// A ring over a few rows that starts anywhere, near 2^64 most often.
+void attack_ring(Bytes& in) {
+  const rope::Rotary<float>& rot = attack_rotary();
+  const std::uint64_t first = in.u8() % 2 == 0 ? UINT64_MAX - in.u8() % 8 : in.u64();
+  const std::size_t rows = 1 + in.u8() % 5, tokens = 1 + in.u8() % rows;
+  std::vector<float> q(tokens * kD, 0.5f), k(tokens * kD);
+  for (std::size_t i = 0; i < k.size(); ++i) k[i] = float(i % 9) - 4.0f;
+  std::vector<float> ring(rows * kD, -7.0f), explicit_rows(rows * kD, -7.0f);
+  std::vector<std::int64_t> positions(tokens), slots(tokens);
+  for (std::size_t t = 0; t < tokens; ++t) {
+    positions[t] = std::int64_t(t);
+    slots[t] = static_cast<std::int64_t>((static_cast<Wide>(first) + t) % rows);
+  }
+  const auto call = [&](std::vector<float>& cache, const rope::Slots& s) {
+    std::vector<float> q_out(q.size());
+    rot.apply_qk(rope::View<const float>::contiguous(q.data(), tokens, 1, kD),
+                 rope::View<float>::contiguous(q_out.data(), tokens, 1, kD),
+                 rope::View<const float>::contiguous(k.data(), tokens, 1, kD),
+                 rope::KeyCache<float>{rope::View<float>::contiguous(cache.data(), rows, 1, kD), s},
+                 positions.data());
+  };
+  call(ring, rope::Slots::ring(first));
+  call(explicit_rows, rope::Slots(slots.data(), tokens));
+  if (ring != explicit_rows) fail("a ring's rows differ from (first + t) mod rows");
+}
+
+void attack(Bytes& in) {
+  switch (in.u8() % 5) {
+    case 0:
+      attack_strides(in);
+      break;
+    case 1:
+      attack_aliasing(in);
+      break;
+    case 2:
+      attack_enums(in);
+      break;
+    case 3:
+      attack_consecutive(in);
+      break;
+    default:
+      attack_ring(in);
+      break;
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size >= 2 && data[0] == 0xA5 && data[1] == 0x5A) {
+    Bytes in(data + 2, size - 2);
+    attack(in);
+    return 0;
+  }
   Bytes in(data, size);
   const std::uint8_t first = in.u8();
   const bool multi_axis = first / 4 % 4 == 3;

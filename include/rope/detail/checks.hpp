@@ -385,16 +385,28 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_positions(const Position
   }
   if (!coordinates) return;
   if (positions.is_consecutive()) {
-    // first + t mod sequence, named as a sum where that sum would wrap around.
+    // first + t mod sequence rises within a sequence: O(1), the first token outside [0, 2^53 − 1]
+    // found from the range's ends (a sum that would wrap around int64 is named as a sum).
     const std::int64_t first = positions.first();
-    for (std::size_t t = range.first; t < range.last; ++t) {
-      const std::size_t offset = t % sequence;
+    std::size_t bad = range.last;  // the first token out of range, if any
+    const std::size_t start = range.first - range.first % sequence;  // its sequence's token 0
+    if (first < 0) {
+      const auto below = static_cast<std::uint64_t>(-(first + 1)) + 1;  // tokens with p < 0
+      bad = range.first % sequence < below ? range.first : start + sequence;
+    } else if (first > kMaxPosition) {
+      bad = range.first;
+    } else if (static_cast<std::uint64_t>(kMaxPosition - first) < sequence - 1) {
+      const std::size_t room = static_cast<std::size_t>(kMaxPosition - first);
+      bad = range.first % sequence > room ? range.first : start + room + 1;
+    }
+    if (bad < range.last) {
+      const std::size_t offset = bad % sequence;
       if (first >= 0 && offset > static_cast<std::uint64_t>(INT64_MAX - first)) {
         out_of_range("rope: position %lld + %zu of token %zu is outside [0, 2^53 - 1 = %lld]",
-                     static_cast<long long>(first), offset, t,
+                     static_cast<long long>(first), offset, bad,
                      static_cast<long long>(kMaxPosition));
       }
-      check_position(first + static_cast<std::int64_t>(offset), t);
+      check_position(first + static_cast<std::int64_t>(offset), bad);
     }
     return;
   }

@@ -432,6 +432,11 @@ template <class Source>
 void run(const Source& source, Kernel kernel, const Job* jobs, std::size_t job_count,
          const Slice& slice, TokenRange range, Direction direction, const Execution& execution) {
   const bool inverse = direction == Direction::inverse;
+  // No head in any view: nothing to rotate, and no row to compute for each of the tokens (a view
+  // of 2^33 tokens with no heads would otherwise cost a row per token).
+  bool any_heads = false;
+  for (std::size_t i = 0; i < job_count; ++i) any_heads = any_heads || jobs[i].dst.heads != 0;
+  if (!any_heads) return;
   for_each_part(range, parts(jobs, job_count, slice.head_size, range, execution),
                 [&](std::size_t, TokenRange tokens) {
                   walk(source, kernel, inverse, execution.streaming_stores, jobs, job_count, tokens,
