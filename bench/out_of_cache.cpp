@@ -1,7 +1,7 @@
 // Where in-place RoPE spends its time out of every cache: 98 304 tokens × 40 heads × 128 floats
 // (1.9 GiB, tens of times any current last-level cache), against the pass that only reads and
 // writes the same buffer (x *= k), with the table row of each token coming from memory, from
-// cache or from L1, and past the table. docs/performance.md ("Out of the last-level cache") has
+// cache or from L1, and past the table. docs/measurements/out-of-cache.md has
 // the command and the figures. Needs 4 GiB.
 #include <cstddef>
 #include <cstdint>

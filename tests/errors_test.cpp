@@ -259,16 +259,11 @@ TEST_CASE("E15: Yarn beta_fast < beta_slow", "[errors][E15]") {
   rope::Yarn yarn{16, 4096};
   yarn.beta_fast = 1;
   yarn.beta_slow = 32;
-  require_invalid([&] { Dynamic r(scaled(yarn)); },
-                  {"Yarn::beta_fast 1", ">= beta_slow 32"});
+  require_invalid([&] { Dynamic r(scaled(yarn)); }, {"Yarn::beta_fast 1", ">= beta_slow 32"});
 }
 
 TEST_CASE("E16: Llama3 parameters not finite and > 0", "[errors][E16]") {
-  require_invalid(
-      [] {
-        Dynamic r(scaled(rope::Llama3{0, 1, 4, 8192}));
-      },
-      {"Llama3::factor 0"});
+  require_invalid([] { Dynamic r(scaled(rope::Llama3{0, 1, 4, 8192})); }, {"Llama3::factor 0"});
   require_invalid(
       [] {
         Dynamic r(scaled(rope::Llama3{8, -1, 4, 8192}));

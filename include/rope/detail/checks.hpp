@@ -561,13 +561,10 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_apply_qk_cache(
   if (slots.kind() == Slots::Kind::same_rows) check_same_shape("k", k, "cache", cache);
   // Views whose extents do not meet are disjoint: that test first, inline, as the five pairs of a
   // decode step would otherwise cost more than its rotation of the keys (layout_bench kv_cache).
-  const auto extent_end = [head_size](const Geometry& v) {
-    return v.data + (v.batches - 1) * v.batch_stride + v.span(head_size);
-  };
   const auto disjoint = [&](const char* a_name, const Geometry& a, const char* b_name,
                             const Geometry& b) {
     if (a.rows() == 0 || a.heads == 0 || b.rows() == 0 || b.heads == 0) return;
-    if (a.data < extent_end(b) && b.data < extent_end(a)) {
+    if (a.data < b.end(head_size) && b.data < a.end(head_size)) {
       check_disjoint(a_name, a, b_name, b, head_size, false);
     }
   };
@@ -586,10 +583,9 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_apply_qk_cache(
   const IndexBytes position_bytes = index_bytes(positions, range);
   check_index_outside("positions", position_bytes, "q_out", q_out, head_size);
   check_index_outside("positions", position_bytes, "cache", cache, head_size);
-  if (slots.kind() == Slots::Kind::int32 || slots.kind() == Slots::Kind::int64) {
-    check_index_outside("slot", index_bytes(slots, range), "q_out", q_out, head_size);
-    check_index_outside("slot", index_bytes(slots, range), "cache", cache, head_size);
-  }
+  const IndexBytes slot_bytes = index_bytes(slots, range);  // none for a ring or rows t
+  check_index_outside("slot", slot_bytes, "q_out", q_out, head_size);
+  check_index_outside("slot", slot_bytes, "cache", cache, head_size);
   if (call.execution.streaming_stores) {
     check_streaming(q, q_out);
     check_streaming(k, cache);
@@ -604,8 +600,7 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_norm(const char* role, N
                                                              std::size_t weight_size,
                                                              double epsilon, std::size_t head_size,
                                                              std::size_t heads) {
-  if (kind != NormKind::none && kind != NormKind::rms && kind != NormKind::rms_one_plus &&
-      kind != NormKind::rms_projection && kind != NormKind::l2_after) {
+  if (static_cast<int>(kind) < 0 || static_cast<int>(kind) > static_cast<int>(NormKind::l2_after)) {
     invalid(
         "rope: %s norm kind %d is not a NormKind (none, rms, rms_one_plus, rms_projection, "
         "l2_after)",
