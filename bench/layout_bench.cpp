@@ -361,7 +361,7 @@ void rope_kernel(benchmark::State& state, Call call, Layout layout, Shape shape)
           rot.apply_qk(q, k, positions.data());
           break;
         case Call::qk_scaled:
-          rot.apply_qk(q, k, positions.data(), kQueryScale);
+          rot.apply_qk(rope::Queries(q).scaled(kQueryScale), rope::Keys(k), positions.data());
           break;
         case Call::qk_then_scale:
           rot.apply_qk(q, k, positions.data());
@@ -399,7 +399,8 @@ void fused_qk(benchmark::State& state, bool checked, std::size_t tokens) {
     if (checked) {
       rot.apply_qk(q, k, positions.data());
     } else {
-      rot.apply_qk(rope::unchecked, q, k, positions.data(), rope::TokenRange{0, tokens});
+      rot.apply_qk(rope::unchecked, rope::Queries(q), rope::Keys(k), positions.data(),
+                   rope::TokenRange{0, tokens});
     }
     benchmark::ClobberMemory();
   }
@@ -447,8 +448,10 @@ void kv_cache(benchmark::State& state, KvPass pass, Layout layout, std::size_t t
   // q, normalised in place at every iteration, keeps its scale (other weights shrink some of its
   // coordinates at each iteration, into subnormals); the arithmetic is the same for any weight.
   const Buffer<T> q_weight(d, T(1)), k_weight(d, T(1));
-  const rope::QkNorms<T> norms{{rope::NormKind::rms, q_weight.data(), d, 1e-6},
-                               {rope::NormKind::rms, k_weight.data(), d, 1e-6}};
+  const struct {
+    rope::Norm<T> q, k;
+  } norms{{rope::NormKind::rms, q_weight.data(), d, 1e-6},
+          {rope::NormKind::rms, k_weight.data(), d, 1e-6}};
   Buffer<T> k_work = k;  // the separate passes rotate the keys in place
   const auto k_work_view = rope::View<T>::contiguous(k_work.data(), tokens, kKvKeyHeads, d);
   using FloatArray = Eigen::Array<float, Eigen::Dynamic, 1>;
@@ -458,16 +461,19 @@ void kv_cache(benchmark::State& state, KvPass pass, Layout layout, std::size_t t
     switch (pass) {
       case KvPass::fused:
         if (norm) {
-          rot.apply_qk(q_view, q_view, k_view, to, positions.data(), norms);
+          rot.apply_qk(rope::Queries(q_view, q_view).normalized(norms.q),
+                       rope::Keys(k_view, to).normalized(norms.k), positions.data());
         } else {
-          rot.apply_qk(q_view, q_view, k_view, to, positions.data());
+          rot.apply_qk(rope::Queries(q_view, q_view), rope::Keys(k_view, to), positions.data());
         }
         break;
       case KvPass::fused_unchecked:
         if (norm) {
-          rot.apply_qk(rope::unchecked, q_view, q_view, k_view, to, positions.data(), norms);
+          rot.apply_qk(rope::unchecked, rope::Queries(q_view, q_view).normalized(norms.q),
+                       rope::Keys(k_view, to).normalized(norms.k), positions.data());
         } else {
-          rot.apply_qk(rope::unchecked, q_view, q_view, k_view, to, positions.data());
+          rot.apply_qk(rope::unchecked, rope::Queries(q_view, q_view), rope::Keys(k_view, to),
+                       positions.data());
         }
         break;
       case KvPass::separate:

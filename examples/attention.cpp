@@ -144,8 +144,8 @@ int main() {
   std::vector<float> q_weight(kHeadSize), k_weight(kHeadSize);
   for (float& w : q_weight) w = 1.0f + normal(rng);
   for (float& w : k_weight) w = 1.0f + normal(rng);
-  const rope::QkNorms<float> qk_norm{{rope::NormKind::rms, q_weight.data(), kHeadSize, 1e-6},
-                                     {rope::NormKind::rms, k_weight.data(), kHeadSize, 1e-6}};
+  const rope::Norm<float> q_norm{rope::NormKind::rms, q_weight.data(), kHeadSize, 1e-6};
+  const rope::Norm<float> k_norm{rope::NormKind::rms, k_weight.data(), kHeadSize, 1e-6};
   constexpr std::size_t kRows = 16;
   const std::int64_t kSlot[kTokens] = {9, 2, 14, 0, 7, 11, 4, 5};
   using Half = Eigen::half;
@@ -171,11 +171,12 @@ int main() {
   }
   std::vector<Half> prefill_rows(kRows * kKeyHeads * kHeadSize, Half(0));
   const auto q_view = rope::View<float>::contiguous(q_all.data(), kTokens, kQueryHeads, kHeadSize);
-  layer.rot.apply_qk(
-      q_view, q_view,
-      rope::View<const float>::contiguous(k_all.data(), kTokens, kKeyHeads, kHeadSize),
-      rope::KeyCache<Half>{key_rows(prefill_rows), rope::Slots(kSlot, kTokens)},
-      rope::Positions::consecutive(0), qk_norm);
+  const auto k_in =
+      rope::View<const float>::contiguous(k_all.data(), kTokens, kKeyHeads, kHeadSize);
+  const rope::KeyCache<Half> prefill_cache{key_rows(prefill_rows), rope::Slots(kSlot, kTokens)};
+  layer.rot.apply_qk(rope::Queries(q_view).normalized(q_norm),
+                     rope::Keys(k_in, prefill_cache).normalized(k_norm),
+                     rope::Positions::consecutive(0));
   Matrix prefill_half(kHidden, kTokens);
   for (Eigen::Index t = 0; t < Eigen::Index(kTokens); ++t) {
     prefill_half.col(t) = attend_cached(q_all.col(t), prefill_rows, t + 1);
@@ -186,10 +187,11 @@ int main() {
   for (Eigen::Index step = 0; step < Eigen::Index(kTokens); ++step) {
     Vector q1 = layer.w_q * x.col(step), k1 = layer.w_k * x.col(step);
     const auto q1_view = rope::View<float>::contiguous(q1.data(), 1, kQueryHeads, kHeadSize);
-    layer.rot.apply_qk(q1_view, q1_view,
-                       rope::View<const float>::contiguous(k1.data(), 1, kKeyHeads, kHeadSize),
-                       rope::KeyCache<Half>{key_rows(decode_rows), rope::Slots(&kSlot[step], 1)},
-                       rope::Positions::consecutive(step), qk_norm);
+    const auto k1_in = rope::View<const float>::contiguous(k1.data(), 1, kKeyHeads, kHeadSize);
+    const rope::KeyCache<Half> decode_cache{key_rows(decode_rows), rope::Slots(&kSlot[step], 1)};
+    layer.rot.apply_qk(rope::Queries(q1_view).normalized(q_norm),
+                       rope::Keys(k1_in, decode_cache).normalized(k_norm),
+                       rope::Positions::consecutive(step));
     decode_half.col(step) = attend_cached(q1, decode_rows, step + 1);
   }
   const bool same_rows =
@@ -199,7 +201,7 @@ int main() {
   for (Eigen::Index t = 0; t < Eigen::Index(kTokens); ++t) k_separate.col(t) = layer.w_k * x.col(t);
   const auto k_separate_view =
       rope::View<float>::contiguous(k_separate.data(), kTokens, kKeyHeads, kHeadSize);
-  rope::normalize_heads(k_separate_view, kHeadSize, qk_norm.k);
+  rope::normalize_heads(k_separate_view, kHeadSize, k_norm);
   layer.rot.apply(k_separate_view, rope::Positions::consecutive(0));
   bool rounded_once = true;
   for (std::size_t t = 0; t < kTokens; ++t) {

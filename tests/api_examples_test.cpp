@@ -183,11 +183,12 @@ TEST_CASE("api.md: caller-supplied ONNX caches", "[api][cache]") {
   std::vector<float> x = original;
   const std::vector<std::int64_t> position_ids = {7, 3};
   // [api: cached]
-  rope::CacheOptions cache_options;
+  rope::CosSinOptions cache_options;
   cache_options.head_size = 64;
   const rope::CachedRotary<float> onnx(cache_options);
-  const rope::Cache<float> cache{cos_cache.data(), sin_cache.data(), rows, rope::CacheRow::half, 0};
-  onnx.apply(cache, x.data(), tokens, heads, position_ids.data());
+  const rope::CosSinCache<float> cache{cos_cache.data(), sin_cache.data(), rows,
+                                       rope::CosSinRow::half, 0};
+  onnx.apply(x.data(), tokens, heads, position_ids.data(), cache);
 
   std::vector<float> expected = original;
   const rope::Rotary<float, 64> rot;
@@ -326,7 +327,8 @@ TEST_CASE("api.md: position-dependent query scales", "[api][query_scale]") {
   // [api: query scale]
   // Ministral 3: q rotated and multiplied by 1 + 0.1·ln(1 + ⌊p / 16384⌋) in the pass that
   // rotates k (the scale folded into the token's cos/sin row); k rotated as apply_qk rotates it.
-  rot.apply_qk(q_view, k_view, positions, rope::Llama4Scaling{0.1, 16384});
+  rot.apply_qk(rope::Queries(q_view).scaled(rope::Llama4Scaling{0.1, 16384}), rope::Keys(k_view),
+               positions);
   // Llama 4's layers without RoPE: the queries scaled by its temperature, nothing rotated.
   const auto nope_view = rope::View<float>::contiguous(nope.data(), tokens, q_heads, d);
   rope::scale_queries(nope_view, d, positions, rope::Llama4Temperature{8192, 0.1});
@@ -441,8 +443,9 @@ TEST_CASE("api.md: rope::unchecked in a decode loop", "[api]") {
   rot.apply_qk(q, k, rope::Positions::consecutive(0));  // the first step, checked
   for (std::int64_t step = 1; step < std::int64_t(steps); ++step) {
     const std::ptrdiff_t next = step * std::ptrdiff_t(row);  // token `step` of the buffer
-    rot.apply_qk(rope::unchecked, rope::View<float>(q.data() + next, 1, q_heads, row, d),
-                 rope::View<float>(k.data() + next, 1, kv_heads, row, d),
+    rot.apply_qk(rope::unchecked,
+                 rope::Queries(rope::View<float>(q.data() + next, 1, q_heads, row, d)),
+                 rope::Keys(rope::View<float>(k.data() + next, 1, kv_heads, row, d)),
                  rope::Positions::consecutive(step), rope::TokenRange{0, 1});
   }
 
@@ -533,13 +536,15 @@ TEST_CASE("api.md: keys into a KV cache", "[api][key_cache]") {
   const std::int32_t slots[tokens] = {6, -1, 1};
   const auto q_view = rope::View<float>::contiguous(q.data(), tokens, q_heads, d);
   const auto k_view = rope::View<const float>::contiguous(k.data(), tokens, k_heads, d);
-  rot.apply_qk(q_view, q_view, k_view, rope::KeyCache<Eigen::half>{cache_rows, {slots, tokens}},
+  rot.apply_qk(rope::Queries(q_view, q_view),
+               rope::Keys(k_view, rope::KeyCache<Eigen::half>{cache_rows, {slots, tokens}}),
                positions);
   // A ring buffer of the last 8 positions: token t into row (5 + t) mod 8; q out of place.
   const auto q_source = rope::View<const float>::contiguous(q_in.data(), tokens, q_heads, d);
   const auto q_out = rope::View<float>::contiguous(q_ring.data(), tokens, q_heads, d);
-  rot.apply_qk(q_source, q_out, k_view,
-               rope::KeyCache<Eigen::half>{cache_rows, rope::Slots::ring(5)}, positions);
+  rot.apply_qk(rope::Queries(q_source, q_out),
+               rope::Keys(k_view, rope::KeyCache<Eigen::half>{cache_rows, rope::Slots::ring(5)}),
+               positions);
   // [api: key cache end]
   // Both: the queries bit for bit apply_qk's, each key value converted to half into its row.
   rot.apply_qk(rope::View<float>::contiguous(q_sep.data(), tokens, q_heads, d),
@@ -574,18 +579,21 @@ TEST_CASE("api.md: QK-norm fused with RoPE", "[api][qk_norm]") {
   // [api: qk norm]
   // Qwen3: RMSNorm of each query and key head (its q_norm and k_norm weights, rms_norm_eps),
   // then RoPE, in one pass over q and k in place.
-  const rope::QkNorms<float> qwen3{{rope::NormKind::rms, q_norm_weight.data(), d, 1e-6},
-                                   {rope::NormKind::rms, k_norm_weight.data(), d, 1e-6}};
+  const rope::Norm<float> q_norm{rope::NormKind::rms, q_norm_weight.data(), d, 1e-6};
+  const rope::Norm<float> k_norm{rope::NormKind::rms, k_norm_weight.data(), d, 1e-6};
   const auto q_view = rope::View<float>::contiguous(q.data(), tokens, q_heads, d);
-  rot.apply_qk(q_view, rope::View<float>::contiguous(k.data(), tokens, k_heads, d), positions,
-               qwen3);
+  const auto k_view = rope::View<float>::contiguous(k.data(), tokens, k_heads, d);
+  rot.apply_qk(rope::Queries(q_view).normalized(q_norm), rope::Keys(k_view).normalized(k_norm),
+               positions);
   // The same with the keys written into a half cache at their slots.
   const auto q2_view = rope::View<float>::contiguous(q2.data(), tokens, q_heads, d);
+  const rope::KeyCache<Eigen::half> half_cache{
+      rope::View<Eigen::half>::contiguous(cache.data(), rows, k_heads, d), {slot, tokens}};
   rot.apply_qk(
-      q2_view, q2_view, rope::View<const float>::contiguous(k_in.data(), tokens, k_heads, d),
-      rope::KeyCache<Eigen::half>{
-          rope::View<Eigen::half>::contiguous(cache.data(), rows, k_heads, d), {slot, tokens}},
-      positions, qwen3);
+      rope::Queries(q2_view).normalized(q_norm),
+      rope::Keys(rope::View<const float>::contiguous(k_in.data(), tokens, k_heads, d), half_cache)
+          .normalized(k_norm),
+      positions);
   // Llama 4: an L2 norm of each rotated head, no weight: {rope::NormKind::l2_after, nullptr, 0,
   // rms_norm_eps} for both.
   // [api: qk norm end]
@@ -593,8 +601,8 @@ TEST_CASE("api.md: QK-norm fused with RoPE", "[api][qk_norm]") {
   std::vector<float> q_sep = q_in, k_sep = k_in;
   const auto q_sep_view = rope::View<float>::contiguous(q_sep.data(), tokens, q_heads, d);
   const auto k_sep_view = rope::View<float>::contiguous(k_sep.data(), tokens, k_heads, d);
-  rope::normalize_heads(q_sep_view, d, qwen3.q);
-  rope::normalize_heads(k_sep_view, d, qwen3.k);
+  rope::normalize_heads(q_sep_view, d, q_norm);
+  rope::normalize_heads(k_sep_view, d, k_norm);
   rot.apply_qk(q_sep_view, k_sep_view, positions);
   REQUIRE(q == q_sep);
   REQUIRE(k == k_sep);

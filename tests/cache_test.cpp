@@ -88,7 +88,7 @@ TEMPLATE_TEST_CASE("CachedRotary: ONNX RotaryEmbedding with random caches", "[ca
       const rope::CachedRotary<T> rot({d, layout, rotary, 0});
       const std::vector<T> cos = rope_test::random_vector<T>(max_rows * rotary / 2, rng);
       const std::vector<T> sin = rope_test::random_vector<T>(max_rows * rotary / 2, rng);
-      const rope::Cache<T> cache{cos.data(), sin.data(), max_rows};
+      const rope::CosSinCache<T> cache{cos.data(), sin.data(), max_rows};
       const std::vector<std::int64_t> ids = {0, 7, 49, 3, 3, 12};  // position_ids [batch][seq]
       const std::vector<T> input = rope_test::random_vector<T>(batch * seq * heads * d, rng);
       for (const bool inverse : {false, true}) {
@@ -96,7 +96,7 @@ TEMPLATE_TEST_CASE("CachedRotary: ONNX RotaryEmbedding with random caches", "[ca
         {
           INFO("[batch, seq, heads*d] with position_ids: one view of batch*seq tokens");
           std::vector<T> x = input;
-          rot.apply(cache, x.data(), batch * seq, heads, ids.data(), dir);
+          rot.apply(x.data(), batch * seq, heads, ids.data(), cache, dir);
           require_onnx<T>(rope::View<const T>::contiguous(input.data(), batch * seq, heads, d),
                           rope::View<const T>::contiguous(x.data(), batch * seq, heads, d), d, 0,
                           rotary, layout, cos, sin, ids, inverse);
@@ -108,7 +108,7 @@ TEMPLATE_TEST_CASE("CachedRotary: ONNX RotaryEmbedding with random caches", "[ca
             const std::size_t at = b * heads * seq * d;
             const rope::View<const T> in(input.data() + at, seq, heads, d, seq * d);
             const rope::View<T> out(y.data() + at, seq, heads, d, seq * d);
-            rot.apply(cache, in, out, ids.data() + b * seq, dir);
+            rot.apply(in, out, ids.data() + b * seq, cache, dir);
             const std::vector<std::int64_t> rows(ids.begin() + std::ptrdiff_t(b * seq),
                                                  ids.begin() + std::ptrdiff_t((b + 1) * seq));
             require_onnx<T>(in, rope::View<const T>(out), d, 0, rotary, layout, cos, sin, rows,
@@ -118,7 +118,7 @@ TEMPLATE_TEST_CASE("CachedRotary: ONNX RotaryEmbedding with random caches", "[ca
         {
           INFO("no position_ids: the cache has one row per token");
           std::vector<T> x = input;
-          rot.apply(cache, x.data(), batch * seq, heads, rope::Positions::consecutive(0), dir);
+          rot.apply(x.data(), batch * seq, heads, rope::Positions::consecutive(0), cache, dir);
           require_onnx<T>(rope::View<const T>::contiguous(input.data(), batch * seq, heads, d),
                           rope::View<const T>::contiguous(x.data(), batch * seq, heads, d), d, 0,
                           rotary, layout, cos, sin, {0, 1, 2, 3, 4, 5}, inverse);
@@ -154,11 +154,11 @@ TEST_CASE("CachedRotary: HuggingFace's duplicated rows give the same result as h
   for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
     const rope::CachedRotary<float> rot({d, layout, 0, 0});
     std::vector<float> half = input, cat = input, rep = input;
-    rot.apply({cos.data(), sin.data(), rows}, half.data(), 4, 3, ids);
-    rot.apply({cos_cat.data(), sin_cat.data(), rows, rope::CacheRow::concatenated}, cat.data(), 4,
-              3, ids);
-    rot.apply({cos_rep.data(), sin_rep.data(), rows, rope::CacheRow::repeated}, rep.data(), 4, 3,
-              ids);
+    rot.apply(half.data(), 4, 3, ids, {cos.data(), sin.data(), rows});
+    rot.apply(cat.data(), 4, 3, ids,
+              {cos_cat.data(), sin_cat.data(), rows, rope::CosSinRow::concatenated});
+    rot.apply(rep.data(), 4, 3, ids,
+              {cos_rep.data(), sin_rep.data(), rows, rope::CosSinRow::repeated});
     REQUIRE(cat == half);  // the same values reach the same kernel
     REQUIRE(rep == half);
     REQUIRE(half != input);
@@ -182,7 +182,7 @@ struct TableCache {
       }
     }
   }
-  rope::Cache<C> cache() const { return {cos.data(), sin.data(), rows}; }
+  rope::CosSinCache<C> cache() const { return {cos.data(), sin.data(), rows}; }
 };
 
 }  // namespace
@@ -202,7 +202,7 @@ TEMPLATE_TEST_CASE(
       options.head_size = d;
       options.layout = layout;
       options.max_positions = rows;
-      rope::CacheOptions cache_options{d, layout, 0, 0};
+      rope::CosSinOptions cache_options{d, layout, 0, 0};
       if (multi_axis) options.axes = cache_options.axes = rope::Axes::sections({8, 12, 12});
       const rope::Rotary<T> rot(options);
       const rope::CachedRotary<T> cached(cache_options);
@@ -230,7 +230,7 @@ TEMPLATE_TEST_CASE(
         {
           INFO("apply_qk");
           std::vector<T> q2 = q0, k2 = k0;
-          cached.apply_qk(table.cache(), q_view(q2), k_view(k2), at, dir);
+          cached.apply_qk(q_view(q2), k_view(k2), at, table.cache(), dir);
           REQUIRE(q2 == q1);
           REQUIRE(k2 == k1);
         }
@@ -241,8 +241,8 @@ TEMPLATE_TEST_CASE(
           two.threads = 2;
           two.min_bytes_per_thread = 1;
           const auto src = rope::View<const T>::contiguous(q0.data(), tokens, hq, d);
-          cached.apply(table.cache(), src, q_view(out), at, {dir, rope::TokenRange{0, 4}, two});
-          cached.apply(rope::unchecked, table.cache(), src, q_view(out), at,
+          cached.apply(src, q_view(out), at, table.cache(), {dir, rope::TokenRange{0, 4}, two});
+          cached.apply(rope::unchecked, src, q_view(out), at, table.cache(),
                        {dir, rope::TokenRange{4, tokens}, two});
           REQUIRE(out == q1);
         }
@@ -251,8 +251,8 @@ TEMPLATE_TEST_CASE(
           rope_test::LineAligned<T> out(q0.size());
           rope::Execution streaming;
           streaming.streaming_stores = true;
-          cached.apply(table.cache(), rope::View<const T>::contiguous(q0.data(), tokens, hq, d),
-                       rope::View<T>::contiguous(out.data(), tokens, hq, d), at,
+          cached.apply(rope::View<const T>::contiguous(q0.data(), tokens, hq, d),
+                       rope::View<T>::contiguous(out.data(), tokens, hq, d), at, table.cache(),
                        {dir, {}, streaming});
           REQUIRE(std::equal(out.begin(), out.end(), q1.begin()));
         }
@@ -274,7 +274,7 @@ TEMPLATE_TEST_CASE("CachedRotary: 16-bit heads and caches, computed in float and
     INFO(rope::to_string(layout));
     const rope::CachedRotary<T> rot({d, layout, 0, 0});
     std::vector<T> x = x0;
-    rot.apply({cos.data(), sin.data(), rows}, x.data(), tokens, heads, ids.data());
+    rot.apply(x.data(), tokens, heads, ids.data(), {cos.data(), sin.data(), rows});
     // a·c − b·s in float from exactly widened values: two products and a sum, γ_2(float)·
     // (|a·c| + |b·s|); then one rounding to T, u(T)·|y|, or half the subnormal spacing.
     for (std::size_t t = 0; t < tokens; ++t) {

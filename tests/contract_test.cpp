@@ -92,8 +92,8 @@ TEST_CASE("E79: a view whose strides wrap around size_t or reach past 2^63 - 1 b
   const rope::CachedRotary<float> cached({d, Layout::half_split, 0, 0});
   require_invalid(
       [&] {
-        cached.apply({buffer.data(), buffer.data(), 3, rope::CacheRow::half, kWrap4}, buffer.data(),
-                     1, 1, Positions::consecutive(0));
+        cached.apply(buffer.data(), 1, 1, Positions::consecutive(0),
+                     {buffer.data(), buffer.data(), 3, rope::CosSinRow::half, kWrap4});
       },
       {"cache row_stride 18446744073709551612 over 3 rows", "wraps around"});
   REQUIRE(buffer == before);
@@ -131,11 +131,12 @@ TEST_CASE("E78: an index array inside a view the call writes", "[errors][E78]") 
   const std::int64_t positions[] = {0, 1, 2, 3};
   require_invalid(
       [&] {
-        rot().apply_qk(
-            View<const float>(q), out, View<const float>(x),
-            rope::KeyCache<Eigen::half>{View<Eigen::half>::contiguous(cache.data(), 4, 1, d),
-                                        rope::Slots(slots, 4)},
-            positions);
+        rot().apply_qk(rope::Queries(View<const float>(q), out),
+                       rope::Keys(View<const float>(x),
+                                  rope::KeyCache<Eigen::half>{
+                                      View<Eigen::half>::contiguous(cache.data(), 4, 1, d),
+                                      rope::Slots(slots, 4)}),
+                       positions);
       },
       {"the slot array's 16 bytes lie inside q_out, 4 bytes"});
   // A CachedRotary's cache rows inside dst.
@@ -143,7 +144,7 @@ TEST_CASE("E78: an index array inside a view the call writes", "[errors][E78]") 
   const std::vector<float> table(4 * d / 2, 1.0f);
   require_invalid(
       [&] {
-        cached.apply({table.data(), table.data(), 4, rope::CacheRow::half, 0}, x, inside);
+        cached.apply(x, inside, {table.data(), table.data(), 4, rope::CosSinRow::half, 0});
       },
       {"positions array's 32 bytes lie inside dst"});
   REQUIRE(std::memcmp(before, s.bytes, sizeof(before)) == 0);
@@ -164,15 +165,31 @@ TEST_CASE("E31: consecutive positions whose sum would wrap around int64", "[erro
   REQUIRE(x == before);
 }
 
-TEST_CASE("E08: a huge head size fails at once, before θ is allocated", "[errors][E08]") {
+TEST_CASE("E02: a huge head size fails at once, before anything of its size is allocated",
+          "[errors][E02]") {
   rope::Options o;
-  o.head_size = std::size_t{1} << 40;
+  o.head_size = std::size_t{1} << 40;  // once std::bad_alloc, or seconds of work first
   require_invalid([&] { rope::Rotary<float> r(o); },
-                  {"a table row of rotary_dim 1099511627776 x 4 bytes exceeds "
-                   "table_memory_limit 1073741824 bytes"});
+                  {"head_size 1099511627776 exceeds the largest head size 16777216 (2^24)"});
+  require_invalid([] { rope::CachedRotary<float> c({std::size_t{1} << 40}); },
+                  {"head_size 1099511627776 exceeds"});
+  require_invalid([] { rope::inverse_frequencies(std::size_t{1} << 40); },
+                  {"head_size 1099511627776 exceeds"});
+  require_invalid(
+      [] { rope::head_permutation(std::size_t{1} << 40, Layout::interleaved, Layout::half_split); },
+      {"head_size 1099511627776 exceeds"});
+}
+
+TEST_CASE("E08: the table size checked before θ is computed", "[errors][E08]") {
+  rope::Options o;
   o.head_size = std::size_t{1} << 24;  // within a row, not within 4096 rows
   require_invalid([&] { rope::Rotary<float> r(o); },
                   {"a table of max_positions 4096 x 67108864 bytes", "(at most 16 positions)"});
+  o.head_size = 512;
+  o.table_memory_limit = 1000;
+  require_invalid(
+      [&] { rope::Rotary<float> r(o); },
+      {"a table row of rotary_dim 512 x 4 bytes exceeds table_memory_limit 1000 bytes"});
 }
 
 TEST_CASE("E21: a null slot array", "[errors][E21]") {
@@ -180,12 +197,13 @@ TEST_CASE("E21: a null slot array", "[errors][E21]") {
   const std::int64_t positions[] = {0, 1, 2};
   require_invalid(
       [&] {
-        rot().apply_qk(View<const float>::contiguous(q.data(), 3, 1, d),
-                       View<float>::contiguous(q.data(), 3, 1, d),
-                       View<const float>::contiguous(k.data(), 3, 1, d),
+        rot().apply_qk(
+            rope::Queries(View<const float>::contiguous(q.data(), 3, 1, d),
+                          View<float>::contiguous(q.data(), 3, 1, d)),
+            rope::Keys(View<const float>::contiguous(k.data(), 3, 1, d),
                        rope::KeyCache<float>{View<float>::contiguous(cache.data(), 3, 1, d),
-                                             {static_cast<const std::int32_t*>(nullptr), 3}},
-                       positions);
+                                             {static_cast<const std::int32_t*>(nullptr), 3}}),
+            positions);
       },
       {"the slot array is a null pointer"});
   REQUIRE(cache == std::vector<float>(3 * d, 3.0f));
@@ -206,9 +224,11 @@ TEST_CASE("Slots::ring: a ring that starts near 2^64 keeps (first + t) mod rows"
   for (std::size_t i = 0; i < k.size(); ++i) k[i] = float(i);
   const std::int64_t positions[] = {0, 0, 0};
   rot().apply_qk(
-      View<const float>::contiguous(q.data(), 3, 1, d), View<float>::contiguous(q.data(), 3, 1, d),
-      View<const float>::contiguous(k.data(), 3, 1, d),
-      rope::KeyCache<float>{View<float>::contiguous(cache.data(), 3, 1, d), ring}, positions);
+      rope::Queries(View<const float>::contiguous(q.data(), 3, 1, d),
+                    View<float>::contiguous(q.data(), 3, 1, d)),
+      rope::Keys(View<const float>::contiguous(k.data(), 3, 1, d),
+                 rope::KeyCache<float>{View<float>::contiguous(cache.data(), 3, 1, d), ring}),
+      positions);
   CHECK(cache == k);  // position 0 leaves the keys as they are, each in its own row
 }
 
@@ -218,9 +238,12 @@ TEST_CASE("E73: a NormKind outside the enumeration", "[errors][E73]") {
   const auto seven = static_cast<rope::NormKind>(7);
   require_invalid(
       [&] {
-        rot().apply_qk(View<float>::contiguous(q.data(), 1, 2, d),
-                       View<float>::contiguous(k.data(), 1, 1, d), &position,
-                       rope::QkNorms<float>{{seven, w.data(), 2 * d, 1e-6}, {}});
+        rot().apply_qk(
+            rope::Queries(View<float>::contiguous(q.data(), 1, 2, d))
+                .normalized(rope_test::NormPair<float>{{seven, w.data(), 2 * d, 1e-6}, {}}.q),
+            rope::Keys(View<float>::contiguous(k.data(), 1, 1, d))
+                .normalized(rope_test::NormPair<float>{{seven, w.data(), 2 * d, 1e-6}, {}}.k),
+            &position);
       },
       {"q norm kind 7 is not a NormKind"});
   require_invalid(
@@ -341,10 +364,10 @@ TEST_CASE("E80: an enum argument outside its enumerators", "[errors][E80]") {
   const std::vector<float> table(2 * d, 1.0f);
   require_invalid(
       [&] {
-        cached.apply({table.data(), table.data(), 2, static_cast<rope::CacheRow>(4), 0}, x.data(),
-                     2, 1, Positions::consecutive(0));
+        cached.apply(x.data(), 2, 1, Positions::consecutive(0),
+                     {table.data(), table.data(), 2, static_cast<rope::CosSinRow>(4), 0});
       },
-      {"CacheRow 4 is not one of its enumerators"});
+      {"CosSinRow 4 is not one of its enumerators"});
   require_invalid([] { rope::head_permutation(d, static_cast<Layout>(2), Layout::interleaved); },
                   {"Layout 2"});
   require_invalid([] { rope::Table<float> t(static_cast<Layout>(-1), {1.0}, 2); }, {"Layout -1"});

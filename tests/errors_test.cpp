@@ -432,7 +432,7 @@ TEST_CASE("E21: a null data pointer", "[errors][E21]") {
   const std::vector<float> cos(4 * 4, 1.0f), sin(4 * 4, 0.0f);
   require_invalid(
       [&] {
-        cached.apply({cos.data(), sin.data(), 4}, static_cast<float*>(nullptr), 2, 3, b.at);
+        cached.apply(static_cast<float*>(nullptr), 2, 3, b.at, {cos.data(), sin.data(), 4});
       },
       {"src is a null pointer"});
   REQUIRE(b.untouched());
@@ -450,7 +450,7 @@ TEST_CASE("E22: a null positions array", "[errors][E22]") {
   const std::vector<float> cos(4 * 4, 1.0f), sin(4 * 4, 0.0f);
   require_invalid(
       [&] {
-        cached.apply({cos.data(), sin.data(), 4}, b.x.data(), 2, 3, none);
+        cached.apply(b.x.data(), 2, 3, none, {cos.data(), sin.data(), 4});
       },
       {"positions is a null pointer"});
   REQUIRE(b.untouched());
@@ -562,8 +562,8 @@ TEST_CASE("E26: src and dst that share memory without being the same heads", "[e
   const std::vector<float> cos(4 * 4, 1.0f), sin(4 * 4, 0.0f);
   require_invalid(
       [&] {
-        cached.apply({cos.data(), sin.data(), 4}, View<const float>::contiguous(x, 1, 2, 8),
-                     View<float>::contiguous(x + 1, 1, 2, 8), b.at);
+        cached.apply(View<const float>::contiguous(x, 1, 2, 8),
+                     View<float>::contiguous(x + 1, 1, 2, 8), b.at, {cos.data(), sin.data(), 4});
       },
       {"src head (token 0, head 0) overlaps dst head (token 0, head 0)"});
   REQUIRE(b.untouched());
@@ -739,7 +739,7 @@ TEST_CASE("E33: streaming stores to a dst not aligned to 64 bytes", "[errors][E3
 
 TEST_CASE("E34: a shift by more than 2^53 - 1 positions", "[errors][E34]") {
   Batch b;
-  const std::int64_t too_far = rope::detail::kMaxPosition + 1;
+  const std::int64_t too_far = rope::kMaxPosition + 1;
   require_out_of_range([&] { rot8.shift(b.view(), too_far); },
                        {"shift delta 9007199254740992", "[-(2^53 - 1), 2^53 - 1]"});
   require_out_of_range([&] { rot8.shift(b.view(), -too_far); }, {"shift delta -9007199254740992"});
@@ -761,12 +761,12 @@ TEST_CASE("E36: a cache with a null cos or sin", "[errors][E36]") {
   const std::vector<float> table(4 * 4, 1.0f);
   require_invalid(
       [&] {
-        cached.apply({nullptr, table.data(), 4}, b.x.data(), 2, 3, b.at);
+        cached.apply(b.x.data(), 2, 3, b.at, {nullptr, table.data(), 4});
       },
       {"the cache's cos or sin is a null pointer"});
   require_invalid(
       [&] {
-        cached.apply({table.data(), nullptr, 4}, b.x.data(), 2, 3, b.at);
+        cached.apply(b.x.data(), 2, 3, b.at, {table.data(), nullptr, 4});
       },
       {"null pointer"});
   REQUIRE(b.untouched());
@@ -778,14 +778,14 @@ TEST_CASE("E37: a cache row_stride narrower than a row", "[errors][E37]") {
   const std::vector<float> table(4 * 8, 1.0f);
   require_invalid(
       [&] {
-        cached.apply({table.data(), table.data(), 4, rope::CacheRow::half, 3}, b.x.data(), 2, 3,
-                     b.at);
+        cached.apply(b.x.data(), 2, 3, b.at,
+                     {table.data(), table.data(), 4, rope::CosSinRow::half, 3});
       },
       {"row_stride 3 is smaller than a row of 4 values"});
   require_invalid(
       [&] {
-        cached.apply({table.data(), table.data(), 4, rope::CacheRow::repeated, 7}, b.x.data(), 2, 3,
-                     b.at);
+        cached.apply(b.x.data(), 2, 3, b.at,
+                     {table.data(), table.data(), 4, rope::CosSinRow::repeated, 7});
       },
       {"row_stride 7 is smaller than a row of 8 values"});
   REQUIRE(b.untouched());
@@ -798,12 +798,12 @@ TEST_CASE("E38: a cache row outside the cache", "[errors][E38]") {
   const std::int64_t past[] = {1, 4}, negative[] = {-1, 0};
   require_out_of_range(
       [&] {
-        cached.apply({table.data(), table.data(), 4}, b.x.data(), 2, 3, past);
+        cached.apply(b.x.data(), 2, 3, past, {table.data(), table.data(), 4});
       },
       {"cache row 4 of token 1 is outside the cache [0, 4)"});
   require_out_of_range(
       [&] {
-        cached.apply({table.data(), table.data(), 4}, b.x.data(), 2, 3, negative);
+        cached.apply(b.x.data(), 2, 3, negative, {table.data(), table.data(), 4});
       },
       {"cache row -1 of token 0"});
   REQUIRE(b.untouched());
@@ -1058,7 +1058,7 @@ TEST_CASE("B2: an empty batch reads and writes nothing, and may pass null pointe
                              rope::TokenRange{1, 1}));
   const rope::CachedRotary<float> cached({8, Layout::half_split, 0, 0});
   const std::vector<float> table(4 * 4, 1.0f);
-  REQUIRE_NOTHROW(cached.apply({table.data(), table.data(), 4}, none, 0, 3, no_positions.data()));
+  REQUIRE_NOTHROW(cached.apply(none, 0, 3, no_positions.data(), {table.data(), table.data(), 4}));
   REQUIRE(b.untouched());
 }
 
@@ -1095,13 +1095,15 @@ TEST_CASE("B3: rope::unchecked gives the bits of the checked call", "[errors][B3
       return View<float>(f.data() + heads * d, tokens, kv_heads, 6 * d, d);
     };
     rot.apply_qk(q(fused_checked), k(fused_checked), positions.data(), all);
-    rot.apply_qk(rope::unchecked, q(fused_unchecked), k(fused_unchecked), positions.data(), all);
+    rot.apply_qk(rope::unchecked, rope::Queries(q(fused_unchecked)), rope::Keys(k(fused_unchecked)),
+                 positions.data(), all);
     REQUIRE(fused_checked == fused_unchecked);
     // and with a query scale
     const rope::Llama4Scaling scale{0.2, 16};
-    rot.apply_qk(q(fused_checked), k(fused_checked), positions.data(), scale, all);
-    rot.apply_qk(rope::unchecked, q(fused_unchecked), k(fused_unchecked), positions.data(), scale,
-                 all);
+    rot.apply_qk(rope::Queries(q(fused_checked)).scaled(scale), rope::Keys(k(fused_checked)),
+                 positions.data(), all);
+    rot.apply_qk(rope::unchecked, rope::Queries(q(fused_unchecked)).scaled(scale),
+                 rope::Keys(k(fused_unchecked)), positions.data(), all);
     REQUIRE(fused_checked == fused_unchecked);
   }
 }

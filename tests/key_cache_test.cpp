@@ -108,11 +108,11 @@ void check_fused(const Shape& shape, Layout layout, SlotKind kind, bool in_place
   rope::Call call{direction};
   call.execution.threads = threads;
   if (scale != nullptr) {
-    rot.apply_qk(q_src, q_out, k_view, rope::KeyCache<K>{cache_view, slots}, positions.data(),
-                 *scale, call);
+    rot.apply_qk(rope::Queries(q_src, q_out).scaled(*scale),
+                 rope::Keys(k_view, rope::KeyCache<K>{cache_view, slots}), positions.data(), call);
   } else {
-    rot.apply_qk(q_src, q_out, k_view, rope::KeyCache<K>{cache_view, slots}, positions.data(),
-                 call);
+    rot.apply_qk(rope::Queries(q_src, q_out),
+                 rope::Keys(k_view, rope::KeyCache<K>{cache_view, slots}), positions.data(), call);
   }
 
   // The separate passes: apply_qk on copies (the queries, scaled or not), the keys out of place in
@@ -123,7 +123,8 @@ void check_fused(const Shape& shape, Layout layout, SlotKind kind, bool in_place
   const View<T> k_sep_view(k_sep.data(), shape.batches, shape.tokens, shape.k_heads,
                            shape.tokens * shape.k_heads * d, shape.k_heads * d, d);
   if (scale != nullptr) {
-    rot.apply_qk(q_sep_view, k_sep_view, positions.data(), *scale, {direction});
+    rot.apply_qk(rope::Queries(q_sep_view).scaled(*scale), rope::Keys(k_sep_view), positions.data(),
+                 {direction});
   } else {
     rot.apply_qk(q_sep_view, k_sep_view, positions.data(), {direction});
   }
@@ -242,9 +243,10 @@ TEST_CASE("apply_qk into a key cache: a fixed head size and the unchecked twin g
           View<Eigen::half>::contiguous(cache.data(), rows, k_heads, d),
           Slots(slot.data(), tokens)};
       if (checked) {
-        rot.apply_qk(q_view, q_view, k, to, positions.data());
+        rot.apply_qk(rope::Queries(q_view, q_view), rope::Keys(k, to), positions.data());
       } else {
-        rot.apply_qk(rope::unchecked, q_view, q_view, k, to, positions.data());
+        rot.apply_qk(rope::unchecked, rope::Queries(q_view, q_view), rope::Keys(k, to),
+                     positions.data());
       }
     };
     call(fixed, q_a, a, true);
@@ -277,7 +279,7 @@ struct ErrorCall {
     return View<Eigen::half>::contiguous(cache.data(), rows, k_heads, d);
   }
   void call(const rope::KeyCache<Eigen::half>& to) {
-    rot.apply_qk(q_view(), q_view(), k_view(), to, positions.data());
+    rot.apply_qk(rope::Queries(q_view(), q_view()), rope::Keys(k_view(), to), positions.data());
   }
   void require_untouched() const {
     REQUIRE(q == std::vector<float>(tokens * q_heads * d, 0.5f));
@@ -361,16 +363,25 @@ TEST_CASE("key cache errors: the cache shares no byte with q, q_out or k", "[err
   const auto k = View<const float>::contiguous(buffer.data() + 16, 2, 1, d);
   const auto cache_on_k = View<float>::contiguous(buffer.data() + 24, 2, 1, d);
   rope_test::require_invalid(
-      [&] { rot.apply_qk(q, q, k, rope::KeyCache<float>{cache_on_k}, positions); },
+      [&] {
+        rot.apply_qk(rope::Queries(q, q), rope::Keys(k, rope::KeyCache<float>{cache_on_k}),
+                     positions);
+      },
       {"cache head (token 0, head 0) overlaps k head (token 1, head 0)", "must be disjoint"});
   const auto cache_on_q = View<float>::contiguous(buffer.data() + 8, 2, 1, d);
   rope_test::require_invalid(
-      [&] { rot.apply_qk(q, q, k, rope::KeyCache<float>{cache_on_q}, positions); },
+      [&] {
+        rot.apply_qk(rope::Queries(q, q), rope::Keys(k, rope::KeyCache<float>{cache_on_q}),
+                     positions);
+      },
       {"cache head (token 0, head 0) overlaps q head (token 1, head 0)"});
   const auto q_out = View<float>::contiguous(buffer.data() + 40, 2, 1, d);
   const auto cache_on_q_out = View<float>::contiguous(buffer.data() + 48, 2, 1, d);
   rope_test::require_invalid(
-      [&] { rot.apply_qk(q, q_out, k, rope::KeyCache<float>{cache_on_q_out}, positions); },
+      [&] {
+        rot.apply_qk(rope::Queries(q, q_out), rope::Keys(k, rope::KeyCache<float>{cache_on_q_out}),
+                     positions);
+      },
       {"cache head (token 0, head 0) overlaps q_out head (token 1, head 0)"});
   REQUIRE(buffer == before);
 }
@@ -382,42 +393,46 @@ TEST_CASE("key cache errors: the views and positions are checked as apply_qk's",
   const rope::KeyCache<Eigen::half> to{c.cache_view(), Slots(slots, 3)};
   rope_test::require_invalid(
       [&] {
-        c.rot.apply_qk(
-            c.q_view(), c.q_view(), c.k_view(),
-            rope::KeyCache<Eigen::half>{View<Eigen::half>(nullptr, 4, 1, 8, 8), Slots(slots, 3)},
-            c.positions.data());
+        c.rot.apply_qk(rope::Queries(c.q_view(), c.q_view()),
+                       rope::Keys(c.k_view(),
+                                  rope::KeyCache<Eigen::half>{
+                                      View<Eigen::half>(nullptr, 4, 1, 8, 8), Slots(slots, 3)}),
+                       c.positions.data());
       },
       {"cache is a null pointer"});
   std::vector<float> other(2 * 2 * 8);
   rope_test::require_invalid(
       [&] {
-        c.rot.apply_qk(c.q_view(), View<float>::contiguous(other.data(), 2, 2, 8), c.k_view(), to,
-                       c.positions.data());
+        c.rot.apply_qk(rope::Queries(c.q_view(), View<float>::contiguous(other.data(), 2, 2, 8)),
+                       rope::Keys(c.k_view(), to), c.positions.data());
       },
       {"q is 3 tokens x 2 heads but q_out is 2 tokens x 2 heads"});
   rope_test::require_invalid(
       [&] {
-        c.rot.apply_qk(c.q_view(), c.q_view(), View<const float>::contiguous(c.k.data(), 2, 1, 8),
-                       to, c.positions.data());
+        c.rot.apply_qk(rope::Queries(c.q_view(), c.q_view()),
+                       rope::Keys(View<const float>::contiguous(c.k.data(), 2, 1, 8), to),
+                       c.positions.data());
       },
       {"q has 3 tokens but k has 2"});
   rope_test::require_invalid(
       [&] {
-        c.rot.apply_qk(View<const float>::contiguous(c.k.data(), 3, 1, 8),
-                       View<float>::contiguous(c.q.data(), 3, 1, 8), c.k_view(), to,
-                       c.positions.data());
+        c.rot.apply_qk(rope::Queries(View<const float>::contiguous(c.k.data(), 3, 1, 8),
+                                     View<float>::contiguous(c.q.data(), 3, 1, 8)),
+                       rope::Keys(c.k_view(), to), c.positions.data());
       },
       {"q head (token 0, head 0) overlaps k head (token 0, head 0)"});
   rope_test::require_invalid(
       [&] {
-        c.rot.apply_qk(View<const float>::contiguous(c.q.data(), 3, 1, 8),
-                       View<float>::contiguous(c.k.data(), 3, 1, 8), c.k_view(), to,
-                       c.positions.data());
+        c.rot.apply_qk(rope::Queries(View<const float>::contiguous(c.q.data(), 3, 1, 8),
+                                     View<float>::contiguous(c.k.data(), 3, 1, 8)),
+                       rope::Keys(c.k_view(), to), c.positions.data());
       },
       {"q_out head (token 0, head 0) overlaps k head (token 0, head 0)"});
   const std::int64_t negative[] = {0, -1, 2};
   rope_test::require_out_of_range(
-      [&] { c.rot.apply_qk(c.q_view(), c.q_view(), c.k_view(), to, negative); },
+      [&] {
+        c.rot.apply_qk(rope::Queries(c.q_view(), c.q_view()), rope::Keys(c.k_view(), to), negative);
+      },
       {"position -1 of token 1"});
   c.require_untouched();
 }

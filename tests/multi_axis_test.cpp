@@ -264,8 +264,8 @@ TEMPLATE_TEST_CASE("Multi-axis RoPE: every convention and entry point matches th
           return View<T>(v.data() + heads * d, tokens, kv_heads, stride, d);
         };
         rot.apply_qk(q(checked), k(checked), by_axis32, dir);
-        rot.apply_qk(rope::unchecked, q(unchecked), k(unchecked), by_token,
-                     {dir, rope::TokenRange{0, tokens}});
+        rot.apply_qk(rope::unchecked, rope::Queries(q(unchecked)), rope::Keys(k(unchecked)),
+                     by_token, {dir, rope::TokenRange{0, tokens}});
         REQUIRE(checked == unchecked);
         const View<const T> q_in(fused.data(), tokens, heads, stride, d);
         const View<const T> k_in(fused.data() + heads * d, tokens, kv_heads, stride, d);

@@ -195,8 +195,8 @@ void check_norms(const Shape& s, Layout layout, NormKind q_kind, NormKind k_kind
   };
   const auto q_w = weights_for<T>(q_kind, weight_size(q_kind, s.q_heads), rng);
   const auto k_w = weights_for<T>(k_kind, weight_size(k_kind, s.k_heads), rng);
-  const rope::QkNorms<T> norms{{q_kind, q_w.empty() ? nullptr : q_w.data(), q_w.size(), eps},
-                               {k_kind, k_w.empty() ? nullptr : k_w.data(), k_w.size(), eps}};
+  const rope_test::NormPair<T> norms{{q_kind, q_w.empty() ? nullptr : q_w.data(), q_w.size(), eps},
+                                     {k_kind, k_w.empty() ? nullptr : k_w.data(), k_w.size(), eps}};
   std::vector<std::int64_t> positions(s.tokens);
   for (std::size_t t = 0; t < s.tokens; ++t) positions[t] = std::int64_t(t * 131 % 3000);
   const auto q_of = [&](std::vector<T>& v) {
@@ -210,7 +210,8 @@ void check_norms(const Shape& s, Layout layout, NormKind q_kind, NormKind k_kind
 
   // Fused, in place.
   std::vector<T> q = q_in, k = k_in;
-  rot.apply_qk(q_of(q), k_of(k), positions.data(), norms, call);
+  rot.apply_qk(rope::Queries(q_of(q)).normalized(norms.q), rope::Keys(k_of(k)).normalized(norms.k),
+               positions.data(), call);
 
   // Separate: the norms before RoPE, apply_qk, the norms after it.
   std::vector<T> q_sep = q_in, k_sep = k_in;
@@ -237,11 +238,14 @@ void check_norms(const Shape& s, Layout layout, NormKind q_kind, NormKind k_kind
   for (std::size_t t = 0; t < s.tokens; ++t) slots[t] = std::int64_t(rows - 1 - t);
   std::vector<T> q_out(q_in.size());
   std::vector<K> cache(rows * s.k_heads * s.d, K(0));
-  rot.apply_qk(rope_test::contiguous<const T>(q_in.data(), s.tokens, s.q_heads, s.d), q_of(q_out),
-               rope_test::contiguous<const T>(k_in.data(), s.tokens, s.k_heads, s.d),
-               rope::KeyCache<K>{View<K>::contiguous(cache.data(), rows, s.k_heads, s.d),
-                                 rope::Slots(slots.data(), s.tokens)},
-               positions.data(), norms, call);
+  rot.apply_qk(rope::Queries(rope_test::contiguous<const T>(q_in.data(), s.tokens, s.q_heads, s.d),
+                             q_of(q_out))
+                   .normalized(norms.q),
+               rope::Keys(rope_test::contiguous<const T>(k_in.data(), s.tokens, s.k_heads, s.d),
+                          rope::KeyCache<K>{View<K>::contiguous(cache.data(), rows, s.k_heads, s.d),
+                                            rope::Slots(slots.data(), s.tokens)})
+                   .normalized(norms.k),
+               positions.data(), call);
   // The keys as the cache's separate passes leave them: normalised (before RoPE), rotated out of
   // place in C, converted to K; or (after RoPE) rotated, normalised in T, converted to K.
   using C = rope::compute_t<T>;
@@ -343,9 +347,10 @@ TEST_CASE("QK-norm errors: a weight of the length the norm takes", "[errors][E73
   const rope::Rotary<float, d> rot;
   std::vector<float> q(2 * d, 0.5f), k(d, 0.25f), w(2 * d, 1.0f);
   const std::int64_t position = 4;
-  const auto call = [&](const rope::QkNorms<float>& norms) {
-    rot.apply_qk(View<float>::contiguous(q.data(), 1, 2, d),
-                 View<float>::contiguous(k.data(), 1, 1, d), &position, norms);
+  const auto call = [&](const rope_test::NormPair<float>& norms) {
+    rot.apply_qk(rope::Queries(View<float>::contiguous(q.data(), 1, 2, d)).normalized(norms.q),
+                 rope::Keys(View<float>::contiguous(k.data(), 1, 1, d)).normalized(norms.k),
+                 &position);
   };
   rope_test::require_invalid(
       [&] {
@@ -390,20 +395,30 @@ TEST_CASE("QK-norm errors: epsilon finite and > 0", "[errors][E74]") {
   const std::int64_t position = 4;
   rope_test::require_invalid(
       [&] {
-        rot.apply_qk(View<float>::contiguous(q.data(), 1, 1, d),
-                     View<float>::contiguous(k.data(), 1, 1, d), &position,
-                     rope::QkNorms<float>{{NormKind::rms, w.data(), d, 0.0}, {}});
+        rot.apply_qk(
+            rope::Queries(View<float>::contiguous(q.data(), 1, 1, d))
+                .normalized(rope_test::NormPair<float>{{NormKind::rms, w.data(), d, 0.0}, {}}.q),
+            rope::Keys(View<float>::contiguous(k.data(), 1, 1, d))
+                .normalized(rope_test::NormPair<float>{{NormKind::rms, w.data(), d, 0.0}, {}}.k),
+            &position);
       },
       {"q norm epsilon 0 must be finite and > 0"});
   const std::int64_t slot = 1;
   rope_test::require_invalid(
       [&] {
         const auto q_view = View<float>::contiguous(q.data(), 1, 1, d);
-        rot.apply_qk(
-            q_view, q_view, View<const float>::contiguous(k.data(), 1, 1, d),
-            rope::KeyCache<Eigen::half>{View<Eigen::half>::contiguous(cache.data(), 2, 1, d),
-                                        rope::Slots(&slot, 1)},
-            &position, rope::QkNorms<float>{{}, {NormKind::l2_after, nullptr, 0, std::nan("")}});
+        rot.apply_qk(rope::Queries(q_view, q_view)
+                         .normalized(rope_test::NormPair<float>{
+                             {}, {NormKind::l2_after, nullptr, 0, std::nan("")}}
+                                         .q),
+                     rope::Keys(View<const float>::contiguous(k.data(), 1, 1, d),
+                                rope::KeyCache<Eigen::half>{
+                                    View<Eigen::half>::contiguous(cache.data(), 2, 1, d),
+                                    rope::Slots(&slot, 1)})
+                         .normalized(rope_test::NormPair<float>{
+                             {}, {NormKind::l2_after, nullptr, 0, std::nan("")}}
+                                         .k),
+                     &position);
       },
       {"k norm epsilon nan must be finite and > 0"});
   rope_test::require_invalid(

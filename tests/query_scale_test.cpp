@@ -102,9 +102,9 @@ void check_apply_qk_scaled(Layout layout, std::size_t rotary_dim, std::size_t of
   const auto q_in = rope_test::random_vector<T>(tokens * q_heads * d, rng);
   const auto k_in = rope_test::random_vector<T>(tokens * k_heads * d, rng);
   std::vector<T> q = q_in, k = k_in;
-  rot.apply_qk(rope::View<T>::contiguous(q.data(), tokens, q_heads, d),
-               rope::View<T>::contiguous(k.data(), tokens, k_heads, d), kPositions.data(), scale,
-               {direction});
+  rot.apply_qk(rope::Queries(rope::View<T>::contiguous(q.data(), tokens, q_heads, d)).scaled(scale),
+               rope::Keys(rope::View<T>::contiguous(k.data(), tokens, k_heads, d)),
+               kPositions.data(), {direction});
   std::vector<double> scales;
   for (const std::int64_t p : kPositions) scales.push_back(rope::query_scale(scale, p));
   require_scaled(q_in, q, q_heads, d, rotary_dim == 0 ? d : rotary_dim, offset, layout, kPositions,
@@ -182,8 +182,8 @@ TEST_CASE("apply_qk with a query scale: pairs with theta 0 are scaled, not rotat
   std::vector<float> q = q_in, k(3 * d, 1.0f);
   const std::int64_t positions[] = {5, 64, 65};
   const rope::Llama4Scaling scale{0.3, 64};
-  rot.apply_qk(rope::View<float>::contiguous(q.data(), 3, 1, d),
-               rope::View<float>::contiguous(k.data(), 3, 1, d), positions, scale);
+  rot.apply_qk(rope::Queries(rope::View<float>::contiguous(q.data(), 3, 1, d)).scaled(scale),
+               rope::Keys(rope::View<float>::contiguous(k.data(), 3, 1, d)), positions);
   const std::size_t pairs = 8;  // ⌊0.25 · 32⌋ of the 32 pairs rotate
   for (std::size_t t = 0; t < 3; ++t) {
     const float s = float(rope::query_scale(scale, positions[t]));
@@ -216,8 +216,8 @@ TEST_CASE("query scale errors: parameters out of range", "[errors][E65]") {
   std::vector<float> q(8, 1.0f), k(8, 1.0f);
   const std::int64_t position = 3;
   const auto call = [&](const rope::QueryScale& scale) {
-    rot.apply_qk(rope::View<float>::contiguous(q.data(), 1, 1, 8),
-                 rope::View<float>::contiguous(k.data(), 1, 1, 8), &position, scale);
+    rot.apply_qk(rope::Queries(rope::View<float>::contiguous(q.data(), 1, 1, 8)).scaled(scale),
+                 rope::Keys(rope::View<float>::contiguous(k.data(), 1, 1, 8)), &position);
   };
   const double nan = std::nan(""), inf = HUGE_VAL;
   rope_test::require_invalid(

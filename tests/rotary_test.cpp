@@ -170,8 +170,9 @@ void check_entry_points(const R& rot, std::mt19937_64& rng) {
         const std::size_t v = t * row + (hq + hk) * d;  // value heads are not rotated
         REQUIRE(std::equal(x.data() + v, x.data() + v + hk * d, qkv.data() + v));
       }
-      rot.apply_qk(rope::unchecked, View<T>(y.data(), tokens, hq, row, d),
-                   View<T>(y.data() + hq * d, tokens, hk, row, d), positions.data(), {dir});
+      rot.apply_qk(rope::unchecked, rope::Queries(View<T>(y.data(), tokens, hq, row, d)),
+                   rope::Keys(View<T>(y.data() + hq * d, tokens, hk, row, d)), positions.data(),
+                   {dir});
       REQUIRE(y == x);
     }
     {

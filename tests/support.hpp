@@ -27,6 +27,13 @@
 
 namespace rope_test {
 
+// The norms of the queries and of the keys of a fused call, as the tests pass them around.
+template <class T>
+struct NormPair {
+  rope::Norm<T> q;
+  rope::Norm<T> k;
+};
+
 // An allocator whose buffers start on a 64-byte boundary (a cache line), as streaming stores
 // require of dst: Eigen's aligned_allocator aligns to the target's widest packet only (16 bytes
 // on SSE2 and NEON).

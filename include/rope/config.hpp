@@ -14,6 +14,7 @@
 #else
 
 #include <cstdarg>
+#include <cstddef>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -146,6 +147,20 @@ inline void out_of_range(const char* format, ...) {
   const std::string message = vformat(format, arguments);
   va_end(arguments);
   ROPE_THROW(std::out_of_range, message);
+}
+
+/// The largest head size (2^24): checked with the head size's parity before anything of that
+/// size is allocated (E01, E02).
+inline constexpr std::size_t kMaxHeadSize = std::size_t{1} << 24;
+
+ROPE_DETAIL_COLD inline void check_head_size(std::size_t head_size) {
+  if (head_size == 0 || head_size % 2 != 0) {
+    invalid("rope: head_size %zu must be even and at least 2", head_size);
+  }
+  if (head_size > kMaxHeadSize) {
+    invalid("rope: head_size %zu exceeds the largest head size %zu (2^24)", head_size,
+            kMaxHeadSize);
+  }
 }
 
 // A double for a message, with an exponent when it is very large or small ("1e+300"), where

@@ -30,9 +30,7 @@ inline namespace ROPE_DETAIL_ISA {
 /// number > 0.
 ROPE_DETAIL_COLD inline std::vector<double> inverse_frequencies(std::size_t head_size,
                                                                 double base = 10000.0) {
-  if (head_size == 0 || head_size % 2 != 0) {
-    detail::invalid("rope: head_size %zu must be even and at least 2", head_size);
-  }
+  detail::check_head_size(head_size);
   if (!(base > 0.0) || !std::isfinite(base)) {
     detail::invalid("rope: base %g must be a finite number > 0", base);
   }

@@ -92,8 +92,8 @@ class MultimodalPositions {
   Positions positions() const noexcept { return Positions::token_major(data_.data(), 3); }
 
  private:
-  // Positions must stay below 2^53 (the limit of every entry point).
-  static constexpr std::size_t kRoom = std::size_t{1} << 53;
+  // Positions must stay at or below kMaxPosition (the limit of every entry point).
+  static constexpr std::size_t kRoom = std::size_t{kMaxPosition} + 1;
 
   void check_room(std::size_t span) const {
     if (span > kRoom - std::size_t(next_)) {
@@ -147,7 +147,7 @@ inline std::vector<std::int64_t> patch_positions(const PatchGrid& grid,
                    ": rows and columns must be positive multiples of merge (and merge >= 1)");
   }
   const std::size_t extent = std::max(grid.rows, grid.columns);
-  if (grid.first < 0 || std::size_t(grid.first) > (std::size_t{1} << 53) - extent) {
+  if (grid.first < 0 || std::size_t(grid.first) > std::size_t{kMaxPosition} + 1 - extent) {
     ROPE_THROW(std::out_of_range, "rope: patch coordinates from first " +
                                       std::to_string(grid.first) + " to first + " +
                                       std::to_string(extent - 1) + " must lie in [0, 2^53 - 1]");

@@ -1,5 +1,7 @@
-// The QK-norms of qk_norm.hpp as a pass of their own, without rotating: what the fused
-// Rotary::apply_qk with QkNorms saves, and the norm of a layer an engine does not rotate.
+// The passes that do not rotate: the QK-norms of qk_norm.hpp and the query scales of
+// query_scale.hpp, each as a pass of its own. They are what the fused call (Rotary::apply_qk with
+// a norm or a scale on a role) saves, and the norm or scale of a layer an engine does not rotate
+// (Llama 4's NoPE layers).
 #pragma once
 
 #include <rope/config.hpp>
@@ -10,10 +12,14 @@
 
 #include <rope/detail/checks.hpp>
 #include <rope/detail/geometry.hpp>
+#include <rope/detail/jobs.hpp>
 #include <rope/detail/norm.hpp>
-#include <rope/detail/walk.hpp>
+#include <rope/detail/query_scales.hpp>
+#include <rope/detail/values.hpp>
 #include <rope/execution.hpp>
+#include <rope/positions.hpp>
 #include <rope/qk_norm.hpp>
+#include <rope/query_scale.hpp>
 #include <rope/scalar.hpp>
 #include <rope/view.hpp>
 
@@ -57,6 +63,28 @@ void normalize_heads(View<T> x, std::size_t head_size, const Norm<T>& norm, cons
       job.after(job, normalized, heads, r);
     }
     job.store(job, normalized, heads, first, stride);
+  }
+}
+
+/// Multiplies every coordinate of the queries of token t by s(positions(t)), in place, on the
+/// calling thread: the queries of a layer without RoPE (Llama 4's NoPE layers). Computed in
+/// C = compute_t<T> and rounded once, y = T(C(x) · C(s(p))); a multi-axis Positions scales by
+/// its first coordinate. Checks q and the positions as Rotary::apply does, and the scale (E65),
+/// before anything is written.
+template <class T>
+void scale_queries(View<T> q, std::size_t head_size, const Positions& positions,
+                   const QueryScale& scale, const Call& call = {}) {
+  static_assert(is_storage_type_v<T>,
+                "scale_queries<T>: T must be float, double, Eigen::half or Eigen::bfloat16");
+  detail::check_head_size(head_size);
+  const detail::Geometry g(q);
+  const TokenRange range = detail::check_apply(g, g, head_size, positions, positions.axes(), call);
+  detail::check_query_scale(scale);
+  const std::vector<double> scales = detail::query_scales(scale, positions, range, q.tokens());
+  for (std::size_t t = range.first; t < range.last; ++t) {
+    for (std::size_t h = 0; h < q.heads(); ++h) {
+      detail::scale_values(q.head(t, h), head_size, scales[t]);
+    }
   }
 }
 

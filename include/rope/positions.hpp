@@ -10,6 +10,10 @@
 namespace rope {
 inline namespace ROPE_DETAIL_ISA {
 
+/// The largest position (and cache row, and shift) any call takes: 2^53 − 1. Angles m·θ_j are
+/// computed in double, in which every integer up to 2^53 is exact.
+inline constexpr std::int64_t kMaxPosition = (std::int64_t{1} << 53) - 1;
+
 /// Where each token of a call sits: one coordinate per token, as an int64 array (PyTorch's
 /// position_ids), an int32 array (llama.cpp and most engines) or the run first, first + 1, ...;
 /// or several coordinates per token for multi-axis RoPE (Options::axes), coordinate a of token t

@@ -23,22 +23,15 @@ inline namespace ROPE_DETAIL_ISA {
 /// Which normalisation, and where it goes relative to RoPE (the table above).
 enum class NormKind { none, rms, rms_one_plus, rms_projection, l2_after };
 
-/// One role's normalisation (the queries' or the keys'). weight: head_size values (rms,
-/// rms_one_plus), heads · head_size (rms_projection, head h's at h · head_size), none (l2_after);
-/// epsilon: finite and > 0 (the config's rms_norm_eps). No ownership.
+/// One role's normalisation (Queries::norm or Keys::norm, rope/roles.hpp). weight: head_size values
+/// (rms, rms_one_plus), heads · head_size (rms_projection, head h's at h · head_size), none
+/// (l2_after); epsilon: finite and > 0 (the config's rms_norm_eps). No ownership.
 template <class T>
 struct Norm {
   NormKind kind = NormKind::none;
   const T* weight = nullptr;
   std::size_t weight_size = 0;
   double epsilon = 1e-6;
-};
-
-/// The normalisations of a fused apply_qk: q's and k's (each may be NormKind::none).
-template <class T>
-struct QkNorms {
-  Norm<T> q;
-  Norm<T> k;
 };
 
 }  // namespace ROPE_DETAIL_ISA

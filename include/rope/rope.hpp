@@ -6,7 +6,7 @@
 #if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
 
 #include <rope/axes.hpp>
-#include <rope/cache.hpp>
+#include <rope/cos_sin_cache.hpp>
 #include <rope/execution.hpp>
 #include <rope/frequencies.hpp>
 #include <rope/key_cache.hpp>
@@ -17,6 +17,7 @@
 #include <rope/qk_norm.hpp>
 #include <rope/query_scale.hpp>
 #include <rope/reference.hpp>
+#include <rope/roles.hpp>
 #include <rope/rotary.hpp>
 #include <rope/scalar.hpp>
 #include <rope/table.hpp>

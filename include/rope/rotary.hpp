@@ -14,15 +14,12 @@
 
 #include <rope/axes.hpp>
 #include <rope/detail/core.hpp>
-#include <rope/detail/walk.hpp>
 #include <rope/execution.hpp>
 #include <rope/frequencies.hpp>
-#include <rope/key_cache.hpp>
 #include <rope/layout.hpp>
 #include <rope/options.hpp>
 #include <rope/positions.hpp>
-#include <rope/qk_norm.hpp>
-#include <rope/query_scale.hpp>
+#include <rope/roles.hpp>
 #include <rope/scalar.hpp>
 #include <rope/table.hpp>
 #include <rope/view.hpp>
@@ -38,7 +35,8 @@ inline namespace ROPE_DETAIL_ISA {
 /// Rotary is immutable after construction: one object may be shared by any number of threads.
 ///
 /// Three primitives rotate: apply (src into dst, which may be src), apply_qk (queries and keys
-/// of the same tokens in one pass) and shift (keys already rotated, moved by delta positions).
+/// of the same tokens in one pass, as roles: rope/roles.hpp) and shift (keys already rotated,
+/// moved by delta positions).
 /// Each checks its arguments before writing anything and has a rope::unchecked twin that does
 /// not; each takes a trailing Call (direction, token range, threads, stores). Token t, counted
 /// over the sequences of a View, rotates to positions(t) (docs/errors.md lists every check).
@@ -102,58 +100,32 @@ class Rotary {
   void apply(View<const T> src, View<T> dst, const Positions& positions,
              const Call& call = {}) const;
 
-  /// Rotates queries and keys of the same tokens in place in one pass: each token's row is read
-  /// once for all heads of both. q and k may have different head counts (grouped-query
-  /// attention) and strides, but the same sequences and tokens, and must not share a byte.
-  /// Throws as apply does.
-  void apply_qk(View<T> q, View<T> k, const Positions& positions, const Call& call = {}) const;
-
-  /// apply_qk, with the queries also multiplied by scale's s(p) in the same pass (Ministral 3's
-  /// Llama4Scaling after RoPE): token t's cos/sin row times s(positions(t)) for q, the plain row
-  /// for k, and q's coordinates outside the rotated pairs multiplied by s(p) too. A multi-axis
-  /// Positions scales by its first coordinate. Direction::inverse gives s(p)·R_mᵀ, the gradient
-  /// of the forward call. Throws as apply_qk does, and std::invalid_argument for a scale
-  /// parameter out of range (E65), before anything is written.
-  void apply_qk(View<T> q, View<T> k, const Positions& positions, const QueryScale& scale,
-                const Call& call = {}) const;
-
-  /// Rotates queries and keys of the same tokens in one pass, the keys straight into a KV cache:
-  /// q into q_out (which may be q: in place), and k into row cache.slots(t) of cache.rows, in
-  /// the cache's type K (float, Eigen::half or Eigen::bfloat16 for T computed in float; double
-  /// for double), computed in compute_t<T> and rounded once. Each token's row is read once for
-  /// both. The cache row of token t holds the bits of rotating k out of place into float (or
-  /// double), then converting to K: with K = T, those of apply. A negative slot skips the token's
-  /// keys (its queries are rotated); cache rows no slot names are not touched.
+  /// The fused call: queries and keys of the same tokens in one pass, each token's row read once
+  /// for all heads of both. Each role says where it is read and written and what else happens to
+  /// it (rope/roles.hpp): q from q.in into q.out (in place when they are one view), normalised by
+  /// q.norm and multiplied by q.scale's s(positions(t)); k from k.in into k.out, in place or into
+  /// the rows of a KV cache of K at the slots k.slots names, normalised by k.norm. Every
+  /// combination is this one call. q and k may have different head counts (grouped-query
+  /// attention) and strides, but the same sequences and tokens.
   ///
-  /// Throws as apply_qk does, and std::invalid_argument if the cache's head count is not k's
-  /// (E67), the cache has not k's shape without slots (E68), the slots are not one per token of
-  /// k (E69), two tokens of the call take the same row (E71), or the cache shares a byte with
-  /// q, q_out or k (E72); std::out_of_range for a slot at or past the cache's rows (E70).
-  /// Nothing is written before the checks pass. O(tokens · (q heads + k heads) · rotary_dim).
-  template <class K>
-  void apply_qk(View<const T> q, View<T> q_out, View<const T> k, const KeyCache<K>& cache,
-                const Positions& positions, const Call& call = {}) const;
-
-  /// The same, with the queries also multiplied by scale's s(positions(t)), as
-  /// apply_qk(q, k, positions, scale) does; throws as both do.
-  template <class K>
-  void apply_qk(View<const T> q, View<T> q_out, View<const T> k, const KeyCache<K>& cache,
-                const Positions& positions, const QueryScale& scale, const Call& call = {}) const;
-
-  /// apply_qk with q and k normalised in the same pass (QK-norm, rope/qk_norm.hpp): RMSNorm of
-  /// each head before RoPE (Qwen3's form or Gemma's 1 + w), RMSNorm of a token's whole projection
-  /// (OLMo 2), or an L2 norm of each rotated head after it (Llama 4), each in its HuggingFace
-  /// class's order of roundings; either norm may be NormKind::none. The result has the bits of
-  /// normalising, then rotating (or rotating, then normalising) with this library in separate
-  /// passes. Throws as apply_qk does, and std::invalid_argument for a weight of the wrong length
-  /// or null (E73) or ε not finite and > 0 (E74), before anything is written.
-  void apply_qk(View<T> q, View<T> k, const Positions& positions, const QkNorms<T>& norms,
+  /// The bits: each role's result equals doing its steps in separate passes of this library:
+  /// a norm before RoPE (rms, rms_one_plus, rms_projection), then apply by the token's row (times
+  /// s(p) for scaled queries: s·R_m, coordinates outside the rotated slice times s(p) too), then
+  /// an l2_after norm, then s(p) after it (scale_queries); keys rotated in compute_t<T> and
+  /// rounded once to the cache's K (with K = T, the bits of apply). A negative slot skips the
+  /// token's keys (its queries are rotated); cache rows no slot names are not touched.
+  /// Direction::inverse gives R_mᵀ (and s(p)·R_mᵀ: the gradient of the forward call).
+  ///
+  /// Throws as apply does, and std::invalid_argument if q and k have different tokens, k.out has
+  /// not k's head count (E67) or, without slots, not k's shape (E68), the slots are not one per
+  /// token (E69), two tokens take the same row (E71), a view written shares a byte with another
+  /// view (E72; q.out may be q.in and k.out k.in without slots), a norm's weight has the wrong
+  /// length or is null (E73), ε is not finite and > 0 (E74), or a scale parameter is out of
+  /// range (E65); std::out_of_range for a slot at or past the cache's rows (E70). Nothing is
+  /// written before the checks pass. O(tokens · (q heads + k heads) · rotary_dim).
+  template <class K = T>
+  void apply_qk(const Queries<T>& q, const Keys<T, K>& k, const Positions& positions,
                 const Call& call = {}) const;
-
-  /// The keys into a cache, as above, with q and k normalised in the same pass.
-  template <class K>
-  void apply_qk(View<const T> q, View<T> q_out, View<const T> k, const KeyCache<K>& cache,
-                const Positions& positions, const QkNorms<T>& norms, const Call& call = {}) const;
 
   /// Context shift: rotates keys already at their positions m by `delta` more positions, in
   /// place, so that they become the keys of positions m + delta (delta < 0 moves them back;
@@ -176,23 +148,9 @@ class Rotary {
   /// checked call would not throw; coordinates outside [0, 2^53 − 1] give unspecified values.
   void apply(Unchecked, View<const T> src, View<T> dst, const Positions& positions,
              const Call& call = {}) const;
-  void apply_qk(Unchecked, View<T> q, View<T> k, const Positions& positions,
-                const Call& call = {}) const;
-  void apply_qk(Unchecked, View<T> q, View<T> k, const Positions& positions,
-                const QueryScale& scale, const Call& call = {}) const;
   void shift(Unchecked, View<T> keys, std::int64_t delta, const Call& call = {}) const;
-  template <class K>
-  void apply_qk(Unchecked, View<const T> q, View<T> q_out, View<const T> k,
-                const KeyCache<K>& cache, const Positions& positions, const Call& call = {}) const;
-  template <class K>
-  void apply_qk(Unchecked, View<const T> q, View<T> q_out, View<const T> k,
-                const KeyCache<K>& cache, const Positions& positions, const QueryScale& scale,
-                const Call& call = {}) const;
-  void apply_qk(Unchecked, View<T> q, View<T> k, const Positions& positions,
-                const QkNorms<T>& norms, const Call& call = {}) const;
-  template <class K>
-  void apply_qk(Unchecked, View<const T> q, View<T> q_out, View<const T> k,
-                const KeyCache<K>& cache, const Positions& positions, const QkNorms<T>& norms,
+  template <class K = T>
+  void apply_qk(Unchecked, const Queries<T>& q, const Keys<T, K>& k, const Positions& positions,
                 const Call& call = {}) const;
 
   // ---- conveniences, one line each -------------------------------------------------------------
@@ -202,7 +160,13 @@ class Rotary {
     apply(View<const T>(x), x, positions, call);
   }
 
-  /// Rotates a contiguous [tokens][heads][head_size] buffer in place.
+  /// Rotates queries and keys of the same tokens in place in one pass.
+  void apply_qk(View<T> q, View<T> k, const Positions& positions, const Call& call = {}) const {
+    apply_qk(Queries<T>(q), Keys<T>(k), positions, call);
+  }
+
+  /// Rotates a contiguous [tokens][heads][head_size] buffer in place. The one call whose buffer
+  /// length cannot be checked: x must hold tokens · heads · head_size() values.
   void apply(T* x, std::size_t tokens, std::size_t heads, const Positions& positions,
              const Call& call = {}) const {
     apply(View<T>::contiguous(x, tokens, heads, head_size()), positions, call);
@@ -219,12 +183,6 @@ class Rotary {
   static std::size_t checked_head_size(std::size_t head_size);
   // The kernel of T for the layout: a fixed Dim bounds the rotated pairs, whole head or partial.
   detail::Kernel kernel() const noexcept;
-  // The views of a call into a cache of K, with the kernels from T to K and the norms, if any.
-  template <class K>
-  detail::CacheJobs cache_jobs(View<const T> q, View<T> q_out, View<const T> k,
-                               const KeyCache<K>& cache, const detail::NormJob* q_norm = nullptr,
-                               const detail::NormJob* k_norm = nullptr) const noexcept;
-
   // Everything but the kernels: compiled once per Compute type (detail/core.hpp).
   detail::Core<Compute> core_;
 };

@@ -10,7 +10,9 @@ int main() {
   std::vector<double> cache(8);
   const std::int64_t position = 0;
   const auto q_view = rope::View<float>::contiguous(q.data(), 1, 1, 8);
-  rot.apply_qk(q_view, q_view, rope::View<const float>::contiguous(k.data(), 1, 1, 8),
-               rope::KeyCache<double>{rope::View<double>::contiguous(cache.data(), 1, 1, 8)},
-               &position);
+  rot.apply_qk(
+      rope::Queries(q_view, q_view),
+      rope::Keys(rope::View<const float>::contiguous(k.data(), 1, 1, 8),
+                 rope::KeyCache<double>{rope::View<double>::contiguous(cache.data(), 1, 1, 8)}),
+      &position);
 }

@@ -477,9 +477,11 @@ void run(Bytes& in, bool multi_axis) {
   const std::vector<T>& src_copy = buffer_before;  // src as it was, when dst shares its buffer
   try {
     if (scale && multi_axis) {
-      rot.apply_qk(x, y, axis_positions(), *scale, {direction, range, execution});
+      rot.apply_qk(rope::Queries(x).scaled(*scale), rope::Keys(y), axis_positions(),
+                   {direction, range, execution});
     } else if (scale) {
-      rot.apply_qk(x, y, positions.data(), *scale, {direction, range, execution});
+      rot.apply_qk(rope::Queries(x).scaled(*scale), rope::Keys(y), positions.data(),
+                   {direction, range, execution});
     } else if (mode == 3 && multi_axis) {
       rot.apply_qk(x, y, axis_positions(), {direction, range, execution});
     } else if (mode == 3) {
@@ -725,10 +727,11 @@ void attack_aliasing(Bytes& in) {
                : rope::Slots(reinterpret_cast<const std::int32_t*>(bytes + index_at), tokens);
       // q in place in the buffer's last bytes, the written view the cache.
       auto* q = reinterpret_cast<float*>(bytes + 1536);
-      rot.apply_qk(rope::View<const float>::contiguous(q, tokens, 1, kD),
-                   rope::View<float>::contiguous(q, tokens, 1, kD),
-                   rope::View<const float>::contiguous(read, tokens, 1, kD),
-                   rope::KeyCache<float>{w, slots}, positions);
+      rot.apply_qk(rope::Queries(rope::View<const float>::contiguous(q, tokens, 1, kD),
+                                 rope::View<float>::contiguous(q, tokens, 1, kD)),
+                   rope::Keys(rope::View<const float>::contiguous(read, tokens, 1, kD),
+                              rope::KeyCache<float>{w, slots}),
+                   positions);
     }
   } catch (const std::invalid_argument&) {
     threw = true;
@@ -764,8 +767,8 @@ void attack_enums(Bytes& in) {
     } else if (which == 3) {
       const rope::CachedRotary<float> cached({kD, rope::Layout::half_split, 0, 0});
       const std::vector<float> table(2 * kD, 1.0f);
-      cached.apply({table.data(), table.data(), 2, static_cast<rope::CacheRow>(value), 0}, x.data(),
-                   2, 1, rope::Positions::consecutive(0));
+      cached.apply(x.data(), 2, 1, rope::Positions::consecutive(0),
+                   {table.data(), table.data(), 2, static_cast<rope::CosSinRow>(value), 0});
     } else {
       const bool l2 = value == static_cast<int>(rope::NormKind::l2_after);  // takes no weight
       rope::normalize_heads(rope::View<float>::contiguous(x.data(), 2, 1, kD), kD,
@@ -832,10 +835,11 @@ void attack_ring(Bytes& in) {
   }
   const auto call = [&](std::vector<float>& cache, const rope::Slots& s) {
     std::vector<float> q_out(q.size());
-    rot.apply_qk(rope::View<const float>::contiguous(q.data(), tokens, 1, kD),
-                 rope::View<float>::contiguous(q_out.data(), tokens, 1, kD),
-                 rope::View<const float>::contiguous(k.data(), tokens, 1, kD),
-                 rope::KeyCache<float>{rope::View<float>::contiguous(cache.data(), rows, 1, kD), s},
+    rot.apply_qk(rope::Queries(rope::View<const float>::contiguous(q.data(), tokens, 1, kD),
+                               rope::View<float>::contiguous(q_out.data(), tokens, 1, kD)),
+                 rope::Keys(rope::View<const float>::contiguous(k.data(), tokens, 1, kD),
+                            rope::KeyCache<float>{
+                                rope::View<float>::contiguous(cache.data(), rows, 1, kD), s}),
                  positions.data());
   };
   call(ring, rope::Slots::ring(first));

@@ -108,12 +108,6 @@ ROPE_DETAIL_NOINLINE inline void check_view(const char* name, const Geometry& vi
   }
 }
 
-inline void check_head_size(std::size_t head_size) {
-  if (head_size == 0 || head_size % 2 != 0) {
-    invalid("rope: head_size %zu must be even and at least 2", head_size);
-  }
-}
-
 // The head size must be even, and the rotated slice [offset, offset + rotary_dim) even and inside
 // the head; rotary_dim 0 means the whole head. Returns the rotary_dim.
 ROPE_DETAIL_COLD inline std::size_t checked_rotary_dim(std::size_t head_size,
@@ -298,18 +292,18 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_heads_disjoint(
 // address (in place, with in_place_allowed); q and k must share no byte at all. Views of several
 // sequences are checked sequence against sequence where their extents meet (token indices in the
 // message are counted over the batch).
-inline void check_disjoint(const char* a_name, const Geometry& a, const char* b_name,
-                           const Geometry& b, std::size_t head_size, bool in_place_allowed) {
-  const bool same_heads = a.data == b.data &&
-                          (a.batches <= 1 || a.batch_stride == b.batch_stride) &&
-                          (a.tokens <= 1 || a.token_stride == b.token_stride) &&
-                          (a.heads <= 1 || a.head_stride == b.head_stride);
-  if (same_heads && in_place_allowed) return;  // in place: O(1)
-  check_heads_disjoint(a_name, a, b_name, b, head_size, in_place_allowed);
+// Whether b's heads are a's, at the same addresses: an in-place pair.
+inline bool same_heads(const Geometry& a, const Geometry& b) noexcept {
+  return a.data == b.data && (a.batches <= 1 || a.batch_stride == b.batch_stride) &&
+         (a.tokens <= 1 || a.token_stride == b.token_stride) &&
+         (a.heads <= 1 || a.head_stride == b.head_stride);
 }
 
-/// The largest position: angles m·θ_j are computed in double, exact for integers up to 2^53.
-inline constexpr std::int64_t kMaxPosition = (std::int64_t{1} << 53) - 1;
+inline void check_disjoint(const char* a_name, const Geometry& a, const char* b_name,
+                           const Geometry& b, std::size_t head_size, bool in_place_allowed) {
+  if (in_place_allowed && same_heads(a, b)) return;  // in place: O(1)
+  check_heads_disjoint(a_name, a, b_name, b, head_size, in_place_allowed);
+}
 
 inline void check_position(std::int64_t position, std::size_t token) {
   if (position < 0 || position > kMaxPosition) {
@@ -475,31 +469,6 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_apply(const Geometry& src, const Ge
   return range;
 }
 
-// The checks of apply_qk(q, k, positions, call): q and k have the same sequences and tokens
-// (their head counts may differ) and share no byte.
-ROPE_DETAIL_NOINLINE inline TokenRange check_apply_qk(const Geometry& q, const Geometry& k,
-                                                      std::size_t head_size,
-                                                      const Positions& positions, std::size_t axes,
-                                                      const Call& call, bool coordinates = true) {
-  check_direction(call.direction);
-  check_view("q", q, head_size);
-  check_view("k", k, head_size);
-  if (q.batches != k.batches || q.tokens != k.tokens) {
-    invalid("rope: q has %zu tokens but k has %zu", q.rows(), k.rows());
-  }
-  check_disjoint("q", q, "k", k, head_size, false);
-  const TokenRange range = call.tokens.value_or(TokenRange{0, q.rows()});
-  check_range(range, q.rows());
-  check_positions(positions, range, q.tokens, axes, coordinates);
-  check_index_outside("positions", index_bytes(positions, range), "q", q, head_size);
-  check_index_outside("positions", index_bytes(positions, range), "k", k, head_size);
-  if (call.execution.streaming_stores) {
-    check_streaming(q, q);
-    check_streaming(k, k);
-  }
-  return range;
-}
-
 // The slots of the tokens of range into a cache of `rows` rows: given for every token of the
 // call, inside the cache or negative (skipped), and no row written twice.
 ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_slots(const Slots& slots,
@@ -537,60 +506,6 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_slots(const Slots& slots
               taken[i - 1].second, taken[i].second, static_cast<long long>(taken[i].first));
     }
   }
-}
-
-// The checks of apply_qk(q, q_out, k, cache, positions, call): q into q_out as apply; k as
-// apply_qk's; the cache's heads, its rows against the slots; no view that is written shares a
-// byte with another view. Returns the call's token range.
-ROPE_DETAIL_NOINLINE inline TokenRange check_apply_qk_cache(
-    const Geometry& q, const Geometry& q_out, const Geometry& k, const Geometry& cache,
-    const Slots& slots, std::size_t head_size, const Positions& positions, std::size_t axes,
-    const Call& call) {
-  check_direction(call.direction);
-  check_view("q", q, head_size);
-  check_view("q_out", q_out, head_size);
-  check_view("k", k, head_size);
-  check_view("cache", cache, head_size);
-  check_same_shape("q", q, "q_out", q_out);
-  if (q.batches != k.batches || q.tokens != k.tokens) {
-    invalid("rope: q has %zu tokens but k has %zu", q.rows(), k.rows());
-  }
-  if (cache.heads != k.heads) {
-    invalid("rope: the cache has %zu heads but k has %zu", cache.heads, k.heads);
-  }
-  if (slots.kind() == Slots::Kind::same_rows) check_same_shape("k", k, "cache", cache);
-  // Views whose extents do not meet are disjoint: that test first, inline, as the five pairs of a
-  // decode step would otherwise cost more than its rotation of the keys (layout_bench kv_cache).
-  const auto disjoint = [&](const char* a_name, const Geometry& a, const char* b_name,
-                            const Geometry& b) {
-    if (a.rows() == 0 || a.heads == 0 || b.rows() == 0 || b.heads == 0) return;
-    if (a.data < b.end(head_size) && b.data < a.end(head_size)) {
-      check_disjoint(a_name, a, b_name, b, head_size, false);
-    }
-  };
-  check_disjoint("q", q, "q_out", q_out, head_size, true);
-  disjoint("q", q, "k", k);
-  disjoint("q_out", q_out, "k", k);
-  disjoint("cache", cache, "q", q);
-  disjoint("cache", cache, "q_out", q_out);
-  disjoint("cache", cache, "k", k);
-  const TokenRange range = call.tokens.value_or(TokenRange{0, q.rows()});
-  check_range(range, q.rows());
-  if (slots.kind() != Slots::Kind::same_rows && k.heads != 0) {
-    check_slots(slots, k.rows(), cache.rows(), range);
-  }
-  check_positions(positions, range, q.tokens, axes);
-  const IndexBytes position_bytes = index_bytes(positions, range);
-  check_index_outside("positions", position_bytes, "q_out", q_out, head_size);
-  check_index_outside("positions", position_bytes, "cache", cache, head_size);
-  const IndexBytes slot_bytes = index_bytes(slots, range);  // none for a ring or rows t
-  check_index_outside("slot", slot_bytes, "q_out", q_out, head_size);
-  check_index_outside("slot", slot_bytes, "cache", cache, head_size);
-  if (call.execution.streaming_stores) {
-    check_streaming(q, q_out);
-    check_streaming(k, cache);
-  }
-  return range;
 }
 
 // A role's normalisation (qk_norm.hpp) for views of `heads` heads: its weight of the length its

@@ -14,14 +14,16 @@
 #include <vector>
 
 #include <rope/detail/checks.hpp>
+#include <rope/detail/fused.hpp>
 #include <rope/detail/geometry.hpp>
+#include <rope/detail/jobs.hpp>
 #include <rope/detail/rows.hpp>
+#include <rope/detail/values.hpp>
 #include <rope/detail/walk.hpp>
 #include <rope/execution.hpp>
 #include <rope/frequencies.hpp>
 #include <rope/options.hpp>
 #include <rope/positions.hpp>
-#include <rope/query_scale.hpp>
 #include <rope/table.hpp>
 
 namespace rope {
@@ -32,32 +34,6 @@ namespace detail {
 template <class V>
 std::vector<V> first(const std::vector<V>& v, std::size_t n) {
   return std::vector<V>(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n));
-}
-
-// The views of a fused apply_qk into a key cache, and the cache's side of the kernels: k_kernel
-// rotates keys into the cache's type, k_outside converts what it leaves (partial rotary), and
-// scale_outside scales the queries' coordinates outside the slice (with a QueryScale).
-struct CacheJobs {
-  Geometry q, q_out, k, cache;
-  const Slots* slots;
-  Kernel k_kernel;
-  CopyOutside k_outside;
-  ScaleOutside scale_outside;
-  const NormJob* q_norm = nullptr;  // null: not normalised
-  const NormJob* k_norm = nullptr;
-};
-
-// Checks the normalisations of q (of q_heads heads) and k (k_heads), if any.
-inline void check_norms(const NormJob* q_norm, const NormJob* k_norm, std::size_t head_size,
-                        std::size_t q_heads, std::size_t k_heads) {
-  if (q_norm != nullptr) {
-    check_norm("q", q_norm->kind, q_norm->weight, q_norm->weight_size, q_norm->epsilon, head_size,
-               q_heads);
-  }
-  if (k_norm != nullptr) {
-    check_norm("k", k_norm->kind, k_norm->weight, k_norm->weight_size, k_norm->epsilon, head_size,
-               k_heads);
-  }
 }
 
 template <class C>
@@ -82,23 +58,11 @@ class Core {
              const Call& call) const;
   void apply(Unchecked, Kernel kernel, const Geometry& src, const Geometry& dst,
              const Positions& positions, const Call& call) const;
-  // apply_qk in place, q and k normalised where their norm is not null.
-  void apply_qk(Kernel kernel, const Geometry& q, const Geometry& k, const NormJob* q_norm,
-                const NormJob* k_norm, const Positions& positions, const Call& call) const;
-  void apply_qk(Unchecked, Kernel kernel, const Geometry& q, const Geometry& k,
-                const NormJob* q_norm, const NormJob* k_norm, const Positions& positions,
+  // The fused call (detail/fused.hpp): q with `kernel`, k with the roles' k_kernel.
+  void apply_qk(Kernel kernel, const Fused& fused, const Positions& positions,
                 const Call& call) const;
-  void apply_qk(Kernel kernel, ScaleOutside scale_outside, const Geometry& q, const Geometry& k,
-                const Positions& positions, const QueryScale& scale, const Call& call) const;
-  void apply_qk(Unchecked, Kernel kernel, ScaleOutside scale_outside, const Geometry& q,
-                const Geometry& k, const Positions& positions, const QueryScale& scale,
+  void apply_qk(Unchecked, Kernel kernel, const Fused& fused, const Positions& positions,
                 const Call& call) const;
-  // The fused apply_qk into a key cache: q into q_out with `kernel`, k into the cache rows of
-  // the slots with the cache's (k_kernel, k_outside); queries scaled where `scale` is not null.
-  void apply_qk(Kernel kernel, const CacheJobs& jobs, const Positions& positions,
-                const QueryScale* scale, const Call& call) const;
-  void apply_qk(Unchecked, Kernel kernel, const CacheJobs& jobs, const Positions& positions,
-                const QueryScale* scale, const Call& call) const;
   void shift(Kernel kernel, const Geometry& keys, std::int64_t delta, const Call& call) const;
   void shift(Unchecked, Kernel kernel, const Geometry& keys, std::int64_t delta,
              const Call& call) const;
@@ -195,69 +159,17 @@ void Core<C>::apply(Unchecked, Kernel kernel, const Geometry& src, const Geometr
 }
 
 template <class C>
-void Core<C>::apply_qk(Kernel kernel, ScaleOutside scale_outside, const Geometry& q,
-                       const Geometry& k, const Positions& positions, const QueryScale& scale,
+void Core<C>::apply_qk(Kernel kernel, const Fused& fused, const Positions& positions,
                        const Call& call) const {
-  const TokenRange range = check_apply_qk(q, k, head_size_, positions, axes_, call);
-  check_query_scale(scale);
-  apply_qk(unchecked, kernel, scale_outside, q, k, positions, scale,
-           Call{call.direction, range, call.execution});
+  const TokenRange range = check_fused(fused, head_size_, positions, axes_, call);
+  apply_qk(unchecked, kernel, fused, positions, Call{call.direction, range, call.execution});
 }
 
 template <class C>
-void Core<C>::apply_qk(Unchecked, Kernel kernel, ScaleOutside scale_outside, const Geometry& q,
-                       const Geometry& k, const Positions& positions, const QueryScale& scale,
+void Core<C>::apply_qk(Unchecked, Kernel kernel, const Fused& fused, const Positions& positions,
                        const Call& call) const {
-  const TokenRange range = call.tokens.value_or(TokenRange{0, q.rows()});
-  const std::vector<double> scales = query_scales(scale, positions, range, q.tokens);
-  const Job jobs[2] = {{q, q, scales.data(), scale_outside}, {k, k}};
-  run(TableRows<C>{rows(), &positions, q.tokens}, kernel, jobs, 2, slice(), range, call.direction,
-      call.execution);
-}
-
-template <class C>
-void Core<C>::apply_qk(Kernel kernel, const CacheJobs& jobs, const Positions& positions,
-                       const QueryScale* scale, const Call& call) const {
-  const TokenRange range = check_apply_qk_cache(jobs.q, jobs.q_out, jobs.k, jobs.cache, *jobs.slots,
-                                                head_size_, positions, axes_, call);
-  if (scale != nullptr) check_query_scale(*scale);
-  check_norms(jobs.q_norm, jobs.k_norm, head_size_, jobs.q.heads, jobs.k.heads);
-  apply_qk(unchecked, kernel, jobs, positions, scale, Call{call.direction, range, call.execution});
-}
-
-template <class C>
-void Core<C>::apply_qk(Unchecked, Kernel kernel, const CacheJobs& jobs, const Positions& positions,
-                       const QueryScale* scale, const Call& call) const {
-  const TokenRange range = call.tokens.value_or(TokenRange{0, jobs.q.rows()});
-  std::vector<double> scales;
-  if (scale != nullptr) scales = query_scales(*scale, positions, range, jobs.q.tokens);
-  const Slots* slots = jobs.slots->kind() == Slots::Kind::same_rows ? nullptr : jobs.slots;
-  const Job both[2] = {
-      {jobs.q, jobs.q_out, scale != nullptr ? scales.data() : nullptr, jobs.scale_outside, nullptr,
-       nullptr, nullptr, jobs.q_norm},
-      {jobs.k, jobs.cache, nullptr, nullptr, jobs.k_kernel, jobs.k_outside, slots, jobs.k_norm}};
-  run(TableRows<C>{rows(), &positions, jobs.q.tokens}, kernel, both, 2, slice(), range,
-      call.direction, call.execution);
-}
-
-template <class C>
-void Core<C>::apply_qk(Kernel kernel, const Geometry& q, const Geometry& k, const NormJob* q_norm,
-                       const NormJob* k_norm, const Positions& positions, const Call& call) const {
-  const TokenRange range = check_apply_qk(q, k, head_size_, positions, axes_, call);
-  check_norms(q_norm, k_norm, head_size_, q.heads, k.heads);
-  apply_qk(unchecked, kernel, q, k, q_norm, k_norm, positions,
-           Call{call.direction, range, call.execution});
-}
-
-template <class C>
-void Core<C>::apply_qk(Unchecked, Kernel kernel, const Geometry& q, const Geometry& k,
-                       const NormJob* q_norm, const NormJob* k_norm, const Positions& positions,
-                       const Call& call) const {
-  Job jobs[2] = {{q, q}, {k, k}};
-  jobs[0].norm = q_norm;
-  jobs[1].norm = k_norm;
-  run(TableRows<C>{rows(), &positions, q.tokens}, kernel, jobs, 2, slice(),
-      call.tokens.value_or(TokenRange{0, q.rows()}), call.direction, call.execution);
+  run_fused(TableRows<C>{rows(), &positions, fused.q.tokens}, kernel, fused, slice(), positions,
+            call.tokens.value_or(TokenRange{0, fused.q.rows()}), call.direction, call.execution);
 }
 
 template <class C>

@@ -13,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include <rope/hf_config.hpp>
 #include <rope/hf_models.hpp>
 
 #include <nlohmann/json.hpp>

@@ -22,8 +22,9 @@
 
 #include <Eigen/Core>
 
+#include <rope/detail/jobs.hpp>
 #include <rope/detail/packet.hpp>
-#include <rope/detail/walk.hpp>
+#include <rope/detail/values.hpp>
 #include <rope/qk_norm.hpp>
 #include <rope/scalar.hpp>
 

@@ -15,8 +15,8 @@
 
 #include <rope/detail/checks.hpp>
 #include <rope/detail/core.hpp>
-#include <rope/detail/norm.hpp>
-#include <rope/detail/walk.hpp>
+#include <rope/detail/fused.hpp>
+#include <rope/detail/jobs.hpp>
 
 namespace rope {
 inline namespace ROPE_DETAIL_ISA {
@@ -38,123 +38,20 @@ void Rotary<T, Dim>::apply(Unchecked, View<const T> src, View<T> dst, const Posi
 }
 
 template <class T, int Dim>
-void Rotary<T, Dim>::apply_qk(View<T> q, View<T> k, const Positions& positions,
-                              const Call& call) const {
-  core_.apply_qk(kernel(), q, k, nullptr, nullptr, positions, call);
-}
-
-template <class T, int Dim>
-void Rotary<T, Dim>::apply_qk(View<T> q, View<T> k, const Positions& positions,
-                              const QueryScale& scale, const Call& call) const {
-  core_.apply_qk(kernel(), &detail::scale_outside_slice<T>, q, k, positions, scale, call);
-}
-
-template <class T, int Dim>
-void Rotary<T, Dim>::apply_qk(Unchecked, View<T> q, View<T> k, const Positions& positions,
-                              const Call& call) const {
-  core_.apply_qk(unchecked, kernel(), q, k, nullptr, nullptr, positions, call);
-}
-
-template <class T, int Dim>
-void Rotary<T, Dim>::apply_qk(Unchecked, View<T> q, View<T> k, const Positions& positions,
-                              const QueryScale& scale, const Call& call) const {
-  core_.apply_qk(unchecked, kernel(), &detail::scale_outside_slice<T>, q, k, positions, scale,
-                 call);
-}
-
-template <class T, int Dim>
 template <class K>
-detail::CacheJobs Rotary<T, Dim>::cache_jobs(View<const T> q, View<T> q_out, View<const T> k,
-                                             const KeyCache<K>& cache,
-                                             const detail::NormJob* q_norm,
-                                             const detail::NormJob* k_norm) const noexcept {
-  static_assert(is_storage_type_v<K> && std::is_same_v<compute_t<K>, Compute>,
-                "rope::KeyCache<K>: K must compute in T's type: float, Eigen::half or "
-                "Eigen::bfloat16 for float and 16-bit T; double for double");
+void Rotary<T, Dim>::apply_qk(const Queries<T>& q, const Keys<T, K>& k, const Positions& positions,
+                              const Call& call) const {
   constexpr int kHalf = Dim == Eigen::Dynamic ? Eigen::Dynamic : Dim / 2;
-  return {q,
-          q_out,
-          k,
-          cache.rows,
-          &cache.slots,
-          detail::kernel_for<kHalf, T, K>(layout()),
-          &detail::convert_outside_slice<T, K>,
-          &detail::scale_outside_slice<T>,
-          q_norm,
-          k_norm};
+  core_.apply_qk(kernel(), detail::fused_of<kHalf>(q, k, layout(), head_size()), positions, call);
 }
 
 template <class T, int Dim>
 template <class K>
-void Rotary<T, Dim>::apply_qk(View<const T> q, View<T> q_out, View<const T> k,
-                              const KeyCache<K>& cache, const Positions& positions,
-                              const Call& call) const {
-  core_.apply_qk(kernel(), cache_jobs(q, q_out, k, cache), positions, nullptr, call);
-}
-
-template <class T, int Dim>
-template <class K>
-void Rotary<T, Dim>::apply_qk(View<const T> q, View<T> q_out, View<const T> k,
-                              const KeyCache<K>& cache, const Positions& positions,
-                              const QueryScale& scale, const Call& call) const {
-  core_.apply_qk(kernel(), cache_jobs(q, q_out, k, cache), positions, &scale, call);
-}
-
-template <class T, int Dim>
-template <class K>
-void Rotary<T, Dim>::apply_qk(Unchecked, View<const T> q, View<T> q_out, View<const T> k,
-                              const KeyCache<K>& cache, const Positions& positions,
-                              const Call& call) const {
-  core_.apply_qk(unchecked, kernel(), cache_jobs(q, q_out, k, cache), positions, nullptr, call);
-}
-
-template <class T, int Dim>
-template <class K>
-void Rotary<T, Dim>::apply_qk(Unchecked, View<const T> q, View<T> q_out, View<const T> k,
-                              const KeyCache<K>& cache, const Positions& positions,
-                              const QueryScale& scale, const Call& call) const {
-  core_.apply_qk(unchecked, kernel(), cache_jobs(q, q_out, k, cache), positions, &scale, call);
-}
-
-template <class T, int Dim>
-void Rotary<T, Dim>::apply_qk(View<T> q, View<T> k, const Positions& positions,
-                              const QkNorms<T>& norms, const Call& call) const {
-  const detail::NormJob q_norm = detail::norm_job<T, T>(norms.q, head_size());
-  const detail::NormJob k_norm = detail::norm_job<T, T>(norms.k, head_size());
-  core_.apply_qk(kernel(), q, k, detail::if_any(q_norm), detail::if_any(k_norm), positions, call);
-}
-
-template <class T, int Dim>
-void Rotary<T, Dim>::apply_qk(Unchecked, View<T> q, View<T> k, const Positions& positions,
-                              const QkNorms<T>& norms, const Call& call) const {
-  const detail::NormJob q_norm = detail::norm_job<T, T>(norms.q, head_size());
-  const detail::NormJob k_norm = detail::norm_job<T, T>(norms.k, head_size());
-  core_.apply_qk(unchecked, kernel(), q, k, detail::if_any(q_norm), detail::if_any(k_norm),
+void Rotary<T, Dim>::apply_qk(Unchecked, const Queries<T>& q, const Keys<T, K>& k,
+                              const Positions& positions, const Call& call) const {
+  constexpr int kHalf = Dim == Eigen::Dynamic ? Eigen::Dynamic : Dim / 2;
+  core_.apply_qk(unchecked, kernel(), detail::fused_of<kHalf>(q, k, layout(), head_size()),
                  positions, call);
-}
-
-template <class T, int Dim>
-template <class K>
-void Rotary<T, Dim>::apply_qk(View<const T> q, View<T> q_out, View<const T> k,
-                              const KeyCache<K>& cache, const Positions& positions,
-                              const QkNorms<T>& norms, const Call& call) const {
-  const detail::NormJob q_norm = detail::norm_job<T, T>(norms.q, head_size());
-  const detail::NormJob k_norm = detail::norm_job<T, K>(norms.k, head_size());
-  core_.apply_qk(kernel(),
-                 cache_jobs(q, q_out, k, cache, detail::if_any(q_norm), detail::if_any(k_norm)),
-                 positions, nullptr, call);
-}
-
-template <class T, int Dim>
-template <class K>
-void Rotary<T, Dim>::apply_qk(Unchecked, View<const T> q, View<T> q_out, View<const T> k,
-                              const KeyCache<K>& cache, const Positions& positions,
-                              const QkNorms<T>& norms, const Call& call) const {
-  const detail::NormJob q_norm = detail::norm_job<T, T>(norms.q, head_size());
-  const detail::NormJob k_norm = detail::norm_job<T, K>(norms.k, head_size());
-  core_.apply_qk(unchecked, kernel(),
-                 cache_jobs(q, q_out, k, cache, detail::if_any(q_norm), detail::if_any(k_norm)),
-                 positions, nullptr, call);
 }
 
 template <class T, int Dim>

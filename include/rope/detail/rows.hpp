@@ -15,7 +15,6 @@
 #include <vector>
 
 #include <rope/axes.hpp>
-#include <rope/detail/row_format.hpp>
 #include <rope/detail/walk.hpp>
 #include <rope/layout.hpp>
 #include <rope/positions.hpp>

@@ -6,7 +6,7 @@
 //     using Value = C;
 //     const C* row(std::size_t token, std::vector<C>& scratch) const;
 //
-// returning token `token`'s row in the kernels' format (row_format.hpp), C = compute_t<T>. The
+// returning token `token`'s row in the kernels' format (table.hpp), C = compute_t<T>. The
 // table of a Rotary (with rows past the table and multi-axis rows) and the caller's cos/sin caches
 // of a CachedRotary are two such sources (rows.hpp). The walk and the kernels are the same for
 // all of them; `scratch` belongs to the calling thread, for a row that has to be computed.
@@ -22,25 +22,17 @@
 #if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
 
 #include <algorithm>
-#include <array>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <memory>
 #include <vector>
 
-#include <Eigen/Core>
-
 #include <rope/detail/geometry.hpp>
-#include <rope/detail/kernels.hpp>
+#include <rope/detail/jobs.hpp>
 #include <rope/detail/packet.hpp>
 #include <rope/detail/threads.hpp>
+#include <rope/detail/values.hpp>
 #include <rope/execution.hpp>
-#include <rope/key_cache.hpp>
-#include <rope/layout.hpp>
-#include <rope/qk_norm.hpp>
-#include <rope/scalar.hpp>
-#include <rope/view.hpp>
 
 namespace rope {
 inline namespace ROPE_DETAIL_ISA {
@@ -70,116 +62,6 @@ struct Uninitialized {
     return data.get() + ((64 - address % 64) % 64);
   }
 };
-
-// Multiplies `count` values of T at `values` by s, in C = compute_t<T>, rounded once: whole
-// registers of the kernels' type, then one value at a time, with the same bits (one product of
-// exactly widened values, rounded to nearest even).
-template <class T>
-void scale_values(T* values, std::size_t count, double s) {
-  using C = compute_t<T>;
-  using P = ValueRegister<T>;
-  constexpr std::size_t L = static_cast<std::size_t>(Registers<T>::kValues);
-  const C factor = static_cast<C>(s);
-  P k;
-  if constexpr (Registers<T>::kEach == 2) {  // a Split
-    k = {Eigen::internal::pset1<simd::Packet<float>>(factor),
-         Eigen::internal::pset1<simd::Packet<float>>(factor)};
-  } else {
-    k = Eigen::internal::pset1<P>(factor);
-  }
-  std::size_t i = 0;
-  for (; i + L <= count; i += L) simd::store(values + i, simd::mul(simd::load<P>(values + i), k));
-  for (; i < count; ++i) values[i] = static_cast<T>(static_cast<C>(values[i]) * factor);
-}
-
-// Converts `count` values of S at `from` into D at `to`, rounded once to nearest even: whole
-// registers of C = compute_t<S>, then one value at a time, with the same bits.
-template <class S, class D>
-void convert_values(const S* from, D* to, std::size_t count) {
-  using C = compute_t<S>;
-  using P = simd::Packet<C>;
-  constexpr std::size_t L = static_cast<std::size_t>(simd::kLanes<C>);
-  std::size_t i = 0;
-  for (; i + L <= count; i += L) simd::store(to + i, simd::load<P>(from + i));
-  for (; i < count; ++i) to[i] = static_cast<D>(static_cast<C>(from[i]));
-}
-
-struct Slice;
-
-// Copies the coordinates outside the rotated slice of `count` heads from src into dst (head n at
-// src + n·src_stride and dst + n·dst_stride bytes), converting them where the types differ.
-using CopyOutside = void (*)(const unsigned char* src, std::size_t src_stride, unsigned char* dst,
-                             std::size_t dst_stride, std::size_t count, const Slice& slice);
-
-// Multiplies the coordinates outside the rotated slice of `count` heads of T by s (head n at
-// heads + n·stride bytes): a scaled job's coordinates that the kernel does not reach.
-using ScaleOutside = void (*)(unsigned char* heads, std::size_t stride, std::size_t count,
-                              const Slice& slice, double s);
-
-// The heads of one token as a kernel of walk's takes them: TokenHeads with its type erased and
-// its strides in bytes.
-struct AnyHeads {
-  const void* src;
-  std::size_t src_stride;  // bytes
-  void* dst;
-  std::size_t dst_stride;  // bytes
-  std::size_t count;
-};
-
-// A kernel of walk's: rotate_interleaved or rotate_half_split for one head size and type,
-// behind a signature without either, so that the walk needs neither. It rotates the first
-// `pairs` pairs; half is the distance from a half_split pair's first coordinate to its second.
-using Kernel = void (*)(const AnyHeads& heads, const void* row, Index pairs, Index half,
-                        bool inverse);
-
-// A job's normalisation (qk_norm.hpp), with its type erased: the functions of detail/norm.hpp for
-// the job's T (and the destination's D). Heads are at `heads` + n·stride bytes; r holds one
-// factor per head, in C = compute_t<T>.
-//   factors   each head's r (the same r for all of a token's heads, for rms_projection);
-//   before    heads [first, first + count) normalised with their r into `out`, head_size apart;
-//   after     such heads scaled by their r in place (l2_after);
-//   store     such heads converted into dst (head n at dst + n·dst_stride bytes).
-struct NormJob {
-  NormKind kind;
-  const void* weight;
-  std::size_t weight_size;
-  double epsilon;
-  std::size_t head_size;
-  void (*factors)(const NormJob& norm, const unsigned char* heads, std::size_t stride,
-                  std::size_t count, unsigned char* r);
-  void (*before)(const NormJob& norm, const unsigned char* heads, std::size_t stride,
-                 std::size_t first, std::size_t count, const unsigned char* r, unsigned char* out);
-  void (*after)(const NormJob& norm, unsigned char* heads, std::size_t count,
-                const unsigned char* r);
-  void (*store)(const NormJob& norm, const unsigned char* heads, std::size_t count,
-                unsigned char* dst, std::size_t dst_stride);
-};
-
-// Heads a normalised job takes at a time through its buffer: 4 KiB of them, so that the buffer
-// stays in L1 beside the token's heads.
-inline std::size_t norm_group(std::size_t bytes_per_head) noexcept {
-  return std::max<std::size_t>(1, 4096 / bytes_per_head);
-}
-
-// The heads one call rotates: src and dst have the same shape (dst may equal src). A job with
-// scales (the queries of apply_qk with a QueryScale) multiplies token t by scales[t]: its row
-// is scaled before the kernel reads it, and scale_outside scales what the kernel leaves.
-//
-// A job into a cache (the keys of a fused apply_qk) has its own kernel, from the keys' type to
-// the cache's, and copy_outside to convert the coordinates the kernel does not reach; its slots
-// give token t's row of dst (negative: skipped). Without them the job uses the call's kernel,
-// copies bytes, and writes token t to row t.
-struct Job {
-  Geometry src;
-  Geometry dst;
-  const double* scales = nullptr;
-  ScaleOutside scale_outside = nullptr;
-  Kernel kernel = nullptr;
-  CopyOutside copy_outside = nullptr;
-  const Slots* slots = nullptr;
-  const NormJob* norm = nullptr;
-};
-
 // Head h of row r of a view, as the walk reads it (src) or writes it (dst).
 inline const unsigned char* source_head(const Geometry& view, std::size_t r, std::size_t h) {
   return reinterpret_cast<const unsigned char*>(view.address(r, h));
@@ -187,92 +69,6 @@ inline const unsigned char* source_head(const Geometry& view, std::size_t r, std
 inline unsigned char* destination_head(const Geometry& view, std::size_t r, std::size_t h) {
   return reinterpret_cast<unsigned char*>(view.address(r, h));
 }
-
-// Which coordinates of a head rotate: the first `pairs` pairs of the slice [offset,
-// offset + rotary_dim) of head_size. pairs is rotary_dim/2 but where the last pairs have θ = 0;
-// those are left alone, so in half_split the slice has a gap [pairs, h) in each half
-// (h = rotary_dim/2), and in interleaved the slice ends at offset + 2·pairs.
-struct Slice {
-  std::size_t offset;
-  std::size_t rotary_dim;
-  std::size_t head_size;
-  std::size_t pairs;
-  std::size_t half() const noexcept { return rotary_dim / 2; }
-  bool whole() const noexcept { return rotary_dim == head_size && pairs == half(); }
-  // The runs of coordinates the kernel does not reach, {first, count} in elements: before the
-  // slice, after it, and the pairs [pairs, h) at the end of each half (empty for interleaved).
-  struct Run {
-    std::size_t first, count;
-  };
-  std::array<Run, 4> outside() const noexcept {
-    const std::size_t end = offset + rotary_dim, gap = half() - pairs;
-    return {{{0, offset},
-             {end, head_size - end},
-             {offset + pairs, gap},
-             {offset + half() + pairs, gap}}};
-  }
-};
-
-// Copies the coordinates that do not rotate of `count` heads of `size`-byte values, head n
-// from src + n·src_stride to dst + n·dst_stride (strides in bytes); a head that is its own
-// destination (in place) is left as it is.
-inline void copy_outside_slice(const unsigned char* src, std::size_t src_stride, unsigned char* dst,
-                               std::size_t dst_stride, std::size_t count, std::size_t size,
-                               const Slice& slice) {
-  const std::array<Slice::Run, 4> runs = slice.outside();
-  for (std::size_t n = 0; n < count; ++n) {
-    const unsigned char* x = src + n * src_stride;
-    unsigned char* y = dst + n * dst_stride;
-    if (x == y) continue;
-    for (const Slice::Run& run : runs) {
-      if (run.count != 0) std::memcpy(y + run.first * size, x + run.first * size, run.count * size);
-    }
-  }
-}
-
-template <class T>
-void scale_outside_slice(unsigned char* heads, std::size_t stride, std::size_t count,
-                         const Slice& slice, double s) {
-  const std::array<Slice::Run, 4> runs = slice.outside();
-  for (std::size_t n = 0; n < count; ++n) {
-    T* y = reinterpret_cast<T*>(heads + n * stride);
-    for (const Slice::Run& run : runs) scale_values(y + run.first, run.count, s);
-  }
-}
-
-template <int Half, class S, class D, Layout L>
-void kernel(const AnyHeads& heads, const void* row, Index pairs, Index half, bool inverse) {
-  const TokenHeads<S, D> typed{static_cast<const S*>(heads.src), heads.src_stride / sizeof(S),
-                               static_cast<D*>(heads.dst), heads.dst_stride / sizeof(D),
-                               heads.count};
-  const auto* r = static_cast<const compute_t<S>*>(row);
-  if constexpr (L == Layout::interleaved) {
-    static_cast<void>(half);
-    rotate_interleaved<Half>(typed, r, pairs, inverse);
-  } else {
-    rotate_half_split<Half>(typed, r, pairs, half, inverse);
-  }
-}
-
-// The kernel of a layout, for heads of at most Half pairs (or Eigen::Dynamic) of S, written as D.
-template <int Half, class S, class D = S>
-Kernel kernel_for(Layout layout) noexcept {
-  return layout == Layout::interleaved ? &kernel<Half, S, D, Layout::interleaved>
-                                       : &kernel<Half, S, D, Layout::half_split>;
-}
-
-// copy_outside_slice for heads of S written as D.
-template <class S, class D>
-void convert_outside_slice(const unsigned char* src, std::size_t src_stride, unsigned char* dst,
-                           std::size_t dst_stride, std::size_t count, const Slice& slice) {
-  const std::array<Slice::Run, 4> runs = slice.outside();
-  for (std::size_t n = 0; n < count; ++n) {
-    const S* x = reinterpret_cast<const S*>(src + n * src_stride);
-    D* y = reinterpret_cast<D*>(dst + n * dst_stride);
-    for (const Slice::Run& run : runs) convert_values(x + run.first, y + run.first, run.count);
-  }
-}
-
 // The kernel on `count` heads at x (head n at x + n·x_stride bytes, elements of e bytes) into dst
 // (head n at dst + n·dst_stride bytes), and the coordinates outside the slice copied, but for
 // heads that are their own destination; with copy_outside, converted (dst holds another type
@@ -309,7 +105,8 @@ inline void rotate_heads(Kernel kernel, const Geometry& src, std::size_t t, std:
 // factors of all heads from src, then each group normalised into the buffer and rotated from it
 // into dst (by the job's kernel, into the cache's type where it has one); after RoPE, each group
 // rotated into the buffer in T (by `same`, the call's kernel from T to T), its factors, scaled
-// there, then stored into dst.
+// there, multiplied by the job's scale s(p) where it has one (a QueryScale after an l2_after
+// norm), then stored into dst.
 ROPE_DETAIL_NOINLINE inline void rotate_normalized(Kernel job_kernel, Kernel same, const Job& job,
                                                    std::size_t t, std::size_t r, const void* row,
                                                    const Slice& slice, bool inverse,
@@ -337,6 +134,9 @@ ROPE_DETAIL_NOINLINE inline void rotate_normalized(Kernel job_kernel, Kernel sam
       rotate_raw(same, x, src_stride, e, count, normalized, bytes, e, nullptr, row, slice, inverse);
       norm.factors(norm, normalized, bytes, count, factors);
       norm.after(norm, normalized, count, factors);
+      if (job.scales != nullptr) {  // the whole head: a slice of no pairs leaves it all outside
+        job.scale_outside(normalized, bytes, count, Slice{0, 0, slice.head_size, 0}, job.scales[t]);
+      }
       norm.store(norm, normalized, count, y, dst_stride);
     }
   }
@@ -390,7 +190,11 @@ void walk(const Source& source, Kernel kernel, bool inverse, bool streaming, con
       }
       const Kernel job_kernel = job.kernel != nullptr ? job.kernel : kernel;
       const void* job_row = row;
-      if (job.scales != nullptr) {  // s·(a·c − b·s'), s·(b·c + a·s') = the rotation by s·row
+      // A scale before the kernel, in its row, but after a norm that follows RoPE (which would
+      // undo it): s·(a·c − b·s'), s·(b·c + a·s') is the rotation by s·row.
+      const bool scale_row =
+          job.scales != nullptr && (job.norm == nullptr || job.norm->after == nullptr);
+      if (scale_row) {
         const C factor = static_cast<C>(job.scales[t]);
         const C* from = static_cast<const C*>(row);
         C* to = room(scaled, 2 * slice.pairs);
@@ -406,7 +210,7 @@ void walk(const Source& source, Kernel kernel, bool inverse, bool streaming, con
                      job.dst.head_stride, job.dst.element, job.copy_outside, job_row, slice,
                      inverse);
       }
-      if (job.scales != nullptr && !slice.whole()) {
+      if (scale_row && !slice.whole()) {
         job.scale_outside(destination_head(job.dst, r, 0), job.dst.head_stride, job.dst.heads,
                           slice, job.scales[t]);
       }

@@ -1,0 +1,127 @@
+// The jobs of a call, as the walk (walk.hpp) takes them: the views a call reads and writes, with
+// their element types erased, and the erased interfaces of what is compiled per type: the
+// kernels (from kernels.hpp), the copies and scalings outside the rotated slice (values.hpp) and
+// the normalisations (norm.hpp). A job is a plain struct of named fields; an extra of a fused
+// call is one more field here and one more step in the walk.
+#pragma once
+
+#include <rope/config.hpp>
+#if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
+
+#include <algorithm>
+#include <cstddef>
+
+#include <Eigen/Core>
+
+#include <rope/detail/geometry.hpp>
+#include <rope/detail/kernels.hpp>
+#include <rope/detail/values.hpp>
+#include <rope/key_cache.hpp>
+#include <rope/layout.hpp>
+#include <rope/qk_norm.hpp>
+#include <rope/scalar.hpp>
+
+namespace rope {
+inline namespace ROPE_DETAIL_ISA {
+namespace detail {
+
+// Copies the coordinates outside the rotated slice of `count` heads from src into dst (head n at
+// src + n·src_stride and dst + n·dst_stride bytes), converting them where the types differ.
+using CopyOutside = void (*)(const unsigned char* src, std::size_t src_stride, unsigned char* dst,
+                             std::size_t dst_stride, std::size_t count, const Slice& slice);
+
+// Multiplies the coordinates outside the rotated slice of `count` heads of T by s (head n at
+// heads + n·stride bytes): a scaled job's coordinates that the kernel does not reach.
+using ScaleOutside = void (*)(unsigned char* heads, std::size_t stride, std::size_t count,
+                              const Slice& slice, double s);
+
+// The heads of one token as a kernel of walk's takes them: TokenHeads with its type erased and
+// its strides in bytes.
+struct AnyHeads {
+  const void* src;
+  std::size_t src_stride;  // bytes
+  void* dst;
+  std::size_t dst_stride;  // bytes
+  std::size_t count;
+};
+
+// A kernel of walk's: rotate_interleaved or rotate_half_split for one head size and type,
+// behind a signature without either, so that the walk needs neither. It rotates the first
+// `pairs` pairs; half is the distance from a half_split pair's first coordinate to its second.
+using Kernel = void (*)(const AnyHeads& heads, const void* row, Index pairs, Index half,
+                        bool inverse);
+
+// A job's normalisation (qk_norm.hpp), with its type erased: the functions of detail/norm.hpp for
+// the job's T (and the destination's D). Heads are at `heads` + n·stride bytes; r holds one
+// factor per head, in C = compute_t<T>.
+//   factors   each head's r (the same r for all of a token's heads, for rms_projection);
+//   before    heads [first, first + count) normalised with their r into `out`, head_size apart;
+//   after     such heads scaled by their r in place (l2_after);
+//   store     such heads converted into dst (head n at dst + n·dst_stride bytes).
+struct NormJob {
+  NormKind kind;
+  const void* weight;
+  std::size_t weight_size;
+  double epsilon;
+  std::size_t head_size;
+  void (*factors)(const NormJob& norm, const unsigned char* heads, std::size_t stride,
+                  std::size_t count, unsigned char* r);
+  void (*before)(const NormJob& norm, const unsigned char* heads, std::size_t stride,
+                 std::size_t first, std::size_t count, const unsigned char* r, unsigned char* out);
+  void (*after)(const NormJob& norm, unsigned char* heads, std::size_t count,
+                const unsigned char* r);
+  void (*store)(const NormJob& norm, const unsigned char* heads, std::size_t count,
+                unsigned char* dst, std::size_t dst_stride);
+};
+
+// Heads a normalised job takes at a time through its buffer: 4 KiB of them, so that the buffer
+// stays in L1 beside the token's heads.
+inline std::size_t norm_group(std::size_t bytes_per_head) noexcept {
+  return std::max<std::size_t>(1, 4096 / bytes_per_head);
+}
+
+// The heads one call rotates: src and dst have the same shape (dst may equal src). A job with
+// scales (the queries of apply_qk with a QueryScale) multiplies token t by scales[t]: its row
+// is scaled before the kernel reads it, and scale_outside scales what the kernel leaves.
+//
+// A job into a cache (the keys of a fused apply_qk) has its own kernel, from the keys' type to
+// the cache's, and copy_outside to convert the coordinates the kernel does not reach; its slots
+// give token t's row of dst (negative: skipped). Without them the job uses the call's kernel,
+// copies bytes, and writes token t to row t.
+struct Job {
+  Geometry src;
+  Geometry dst;
+  const double* scales = nullptr;
+  ScaleOutside scale_outside = nullptr;
+  Kernel kernel = nullptr;
+  CopyOutside copy_outside = nullptr;
+  const Slots* slots = nullptr;
+  const NormJob* norm = nullptr;
+};
+
+template <int Half, class S, class D, Layout L>
+void kernel(const AnyHeads& heads, const void* row, Index pairs, Index half, bool inverse) {
+  const TokenHeads<S, D> typed{static_cast<const S*>(heads.src), heads.src_stride / sizeof(S),
+                               static_cast<D*>(heads.dst), heads.dst_stride / sizeof(D),
+                               heads.count};
+  const auto* r = static_cast<const compute_t<S>*>(row);
+  if constexpr (L == Layout::interleaved) {
+    static_cast<void>(half);
+    rotate_interleaved<Half>(typed, r, pairs, inverse);
+  } else {
+    rotate_half_split<Half>(typed, r, pairs, half, inverse);
+  }
+}
+
+// The kernel of a layout, for heads of at most Half pairs (or Eigen::Dynamic) of S, written as D.
+template <int Half, class S, class D = S>
+Kernel kernel_for(Layout layout) noexcept {
+  return layout == Layout::interleaved ? &kernel<Half, S, D, Layout::interleaved>
+                                       : &kernel<Half, S, D, Layout::half_split>;
+}
+
+}  // namespace detail
+}  // namespace ROPE_DETAIL_ISA
+}  // namespace rope
+
+#endif  // !ROPE_BELOW_CXX17

@@ -1,0 +1,94 @@
+// The parts of a fused call, as named roles: the queries and the keys of the same tokens, each
+// with where it is read, where it is written and what else happens to it in the same pass.
+//
+//     rope::Queries<float> q(q_view);                      // in place
+//     q.norm = {rope::NormKind::rms, q_weight, 128, 1e-6};  // QK-norm before RoPE (Qwen3)
+//     rope::Keys<float, Eigen::half> k(k_view, {cache_rows, rope::Slots(slots, tokens)});
+//     k.norm = {rope::NormKind::rms, k_weight, 128, 1e-6};
+//     rot.apply_qk(q, k, positions);                        // one pass: norms, RoPE, the cache
+//
+// Every field is optional but the views, and every combination is one call. A role holds
+// pointers, not copies: the buffers, weights and slots must outlive the call.
+#pragma once
+
+#include <rope/config.hpp>
+#if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
+
+#include <optional>
+#include <type_traits>
+
+#include <rope/key_cache.hpp>
+#include <rope/qk_norm.hpp>
+#include <rope/query_scale.hpp>
+#include <rope/view.hpp>
+
+namespace rope {
+inline namespace ROPE_DETAIL_ISA {
+
+/// The queries of a fused call: read from `in`, written to `out` (in place when out is in;
+/// otherwise the two share no byte), normalised as `norm` says, and multiplied by `scale`'s s(p)
+/// where it is set (after the norm: folded into the rotation for a norm before RoPE, applied to
+/// the normalised head for NormKind::l2_after).
+template <class T>
+struct Queries {
+  View<const T> in;
+  View<T> out;
+  Norm<T> norm = {};
+  std::optional<QueryScale> scale = {};
+
+  /// In place.
+  Queries(View<T> x) noexcept : in(x), out(x) {}  // NOLINT(google-explicit-constructor)
+  /// From `in` into `out`.
+  Queries(View<const T> source, View<T> destination) noexcept : in(source), out(destination) {}
+
+  /// The same queries, normalised by `n` (or scaled by s(p)): one line each in a call.
+  Queries normalized(const Norm<T>& n) const noexcept {
+    Queries q = *this;
+    q.norm = n;
+    return q;
+  }
+  Queries scaled(const QueryScale& s) const noexcept {
+    Queries q = *this;
+    q.scale = s;
+    return q;
+  }
+};
+
+/// The keys of a fused call: read from `in`, rotated into `out` (in place when out is in), or
+/// into the rows of a KV cache of K (float, Eigen::half or Eigen::bfloat16 for keys computed in
+/// float; double for double) at the rows `slots` names; normalised as `norm` says.
+template <class T, class K = T>
+struct Keys {
+  View<const T> in;
+  View<K> out;
+  Slots slots = {};
+  Norm<T> norm = {};
+
+  /// In place.
+  template <class U = K, class = std::enable_if_t<std::is_same_v<U, T>>>
+  Keys(View<T> x) noexcept : in(x), out(x) {}  // NOLINT(google-explicit-constructor)
+  /// Into a KV cache: row cache.slots(t) of cache.rows for token t.
+  Keys(View<const T> source, const KeyCache<K>& cache) noexcept
+      : in(source), out(cache.rows), slots(cache.slots) {}
+
+  /// The same keys, normalised by `n`.
+  Keys normalized(const Norm<T>& n) const noexcept {
+    Keys k = *this;
+    k.norm = n;
+    return k;
+  }
+};
+
+template <class T>
+Queries(View<T>) -> Queries<std::remove_const_t<T>>;
+template <class S, class T>
+Queries(View<S>, View<T>) -> Queries<T>;
+template <class T>
+Keys(View<T>) -> Keys<T>;
+template <class T, class K>
+Keys(View<T>, const KeyCache<K>&) -> Keys<std::remove_const_t<T>, K>;
+
+}  // namespace ROPE_DETAIL_ISA
+}  // namespace rope
+
+#endif  // !ROPE_BELOW_CXX17
