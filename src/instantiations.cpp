@@ -17,5 +17,27 @@ ROPE_DETAIL_ROTARY_INSTANCES(ROPE_DETAIL_INSTANTIATE)
 ROPE_DETAIL_CACHED_INSTANCES(ROPE_DETAIL_INSTANTIATE_CACHED)
 #undef ROPE_DETAIL_INSTANTIATE_CACHED
 
+// The fused calls, member templates of their key type: each (T, K) pair, checked and unchecked.
+#define ROPE_DETAIL_INSTANTIATE_FUSED(T, Dim, K)                                             \
+  template void Rotary<T, Dim>::apply_qk<K>(const Queries<T>&, const Keys<T, K>&,            \
+                                            const Positions&, const Call&) const;            \
+  template void Rotary<T, Dim>::apply_qk<K>(Unchecked, const Queries<T>&, const Keys<T, K>&, \
+                                            const Positions&, const Call&) const;
+#define ROPE_DETAIL_INSTANTIATE_PAIR(T, K) \
+  ROPE_DETAIL_FUSED_SIZES(ROPE_DETAIL_INSTANTIATE_FUSED, T, K)
+ROPE_DETAIL_KEY_PAIRS(ROPE_DETAIL_INSTANTIATE_PAIR)
+#undef ROPE_DETAIL_INSTANTIATE_PAIR
+#undef ROPE_DETAIL_INSTANTIATE_FUSED
+
+#define ROPE_DETAIL_INSTANTIATE_CACHED_FUSED(T, K)                                                 \
+  template void CachedRotary<T>::apply_qk<K>(const Queries<T>&, const Keys<T, K>&,                 \
+                                             const Positions&, const CosSinCache<T>&, const Call&) \
+      const;                                                                                       \
+  template void CachedRotary<T>::apply_qk<K>(Unchecked, const Queries<T>&, const Keys<T, K>&,      \
+                                             const Positions&, const CosSinCache<T>&, const Call&) \
+      const;
+ROPE_DETAIL_KEY_PAIRS(ROPE_DETAIL_INSTANTIATE_CACHED_FUSED)
+#undef ROPE_DETAIL_INSTANTIATE_CACHED_FUSED
+
 }  // namespace ROPE_DETAIL_ISA
 }  // namespace rope

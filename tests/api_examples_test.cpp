@@ -536,7 +536,7 @@ TEST_CASE("api.md: keys into a KV cache", "[api][key_cache]") {
   const std::int32_t slots[tokens] = {6, -1, 1};
   const auto q_view = rope::View<float>::contiguous(q.data(), tokens, q_heads, d);
   const auto k_view = rope::View<const float>::contiguous(k.data(), tokens, k_heads, d);
-  rot.apply_qk(rope::Queries(q_view, q_view),
+  rot.apply_qk(rope::Queries(q_view),
                rope::Keys(k_view, rope::KeyCache<Eigen::half>{cache_rows, {slots, tokens}}),
                positions);
   // A ring buffer of the last 8 positions: token t into row (5 + t) mod 8; q out of place.

@@ -9,11 +9,13 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <Eigen/Core>
 #include <catch2/catch.hpp>
 
+#include <rope/cache.hpp>  // the deprecated header, still forwarding
 #include <rope/rope.hpp>
 
 #include "support.hpp"
@@ -301,3 +303,24 @@ TEMPLATE_TEST_CASE("CachedRotary: 16-bit heads and caches, computed in float and
     }
   }
 }
+
+// The names before the rename, kept for one release: deprecated, and the same types.
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+TEST_CASE("CachedRotary: the deprecated names are the renamed types", "[cache]") {
+  STATIC_REQUIRE(std::is_same_v<rope::Cache<float>, rope::CosSinCache<float>>);
+  STATIC_REQUIRE(std::is_same_v<rope::CacheRow, rope::CosSinRow>);
+  STATIC_REQUIRE(std::is_same_v<rope::CacheOptions, rope::CosSinOptions>);
+  const rope::CacheOptions options{4, Layout::half_split, 0, 0};
+  const rope::CachedRotary<float> rot(options);
+  const float cos[] = {0.0f, 1.0f}, sin[] = {1.0f, 0.0f};
+  std::vector<float> x = {1, 2, 3, 4};
+  rot.apply(x.data(), 1, 1, rope::Positions::consecutive(0),
+            rope::Cache<float>{cos, sin, 1, rope::CacheRow::half});
+  REQUIRE(x == std::vector<float>{-3, 2, 1, 4});  // pair (1, 3) by 90°, pair (2, 4) by 0°
+}
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif

@@ -249,6 +249,15 @@ inline namespace ROPE_DETAIL_ISA {
 #define ROPE_DETAIL_EXTERN_CACHED(T) extern template class CachedRotary<T>;
 ROPE_DETAIL_CACHED_INSTANCES(ROPE_DETAIL_EXTERN_CACHED)
 #undef ROPE_DETAIL_EXTERN_CACHED
+#define ROPE_DETAIL_EXTERN_CACHED_FUSED(T, K)                                                     \
+  extern template void CachedRotary<T>::apply_qk<K>(                                              \
+      const Queries<T>&, const Keys<T, K>&, const Positions&, const CosSinCache<T>&, const Call&) \
+      const;                                                                                      \
+  extern template void CachedRotary<T>::apply_qk<K>(Unchecked, const Queries<T>&,                 \
+                                                    const Keys<T, K>&, const Positions&,          \
+                                                    const CosSinCache<T>&, const Call&) const;
+ROPE_DETAIL_KEY_PAIRS(ROPE_DETAIL_EXTERN_CACHED_FUSED)
+#undef ROPE_DETAIL_EXTERN_CACHED_FUSED
 }  // namespace ROPE_DETAIL_ISA
 }  // namespace rope
 #endif

@@ -201,6 +201,16 @@ extern template class detail::Core<double>;
 #define ROPE_DETAIL_EXTERN(T, Dim) extern template class Rotary<T, Dim>;
 ROPE_DETAIL_ROTARY_INSTANCES(ROPE_DETAIL_EXTERN)
 #undef ROPE_DETAIL_EXTERN
+// The fused call is a member template: each of its key types is declared on its own.
+#define ROPE_DETAIL_EXTERN_FUSED(T, Dim, K)                                              \
+  extern template void Rotary<T, Dim>::apply_qk<K>(const Queries<T>&, const Keys<T, K>&, \
+                                                   const Positions&, const Call&) const; \
+  extern template void Rotary<T, Dim>::apply_qk<K>(                                      \
+      Unchecked, const Queries<T>&, const Keys<T, K>&, const Positions&, const Call&) const;
+#define ROPE_DETAIL_EXTERN_PAIR(T, K) ROPE_DETAIL_FUSED_SIZES(ROPE_DETAIL_EXTERN_FUSED, T, K)
+ROPE_DETAIL_KEY_PAIRS(ROPE_DETAIL_EXTERN_PAIR)
+#undef ROPE_DETAIL_EXTERN_PAIR
+#undef ROPE_DETAIL_EXTERN_FUSED
 }  // namespace ROPE_DETAIL_ISA
 }  // namespace rope
 #endif
