@@ -614,3 +614,42 @@ TEST_CASE("api.md: QK-norm fused with RoPE", "[api][qk_norm]") {
     }
   }
 }
+
+TEST_CASE("api.md: views that know their buffer's length", "[api]") {
+  constexpr std::size_t tokens = 3, q_heads = 8, kv_heads = 2, d = 64;
+  const rope::Rotary<float, 64> rot;
+  std::mt19937_64 rng(41);
+  constexpr std::size_t row = (q_heads + 2 * kv_heads) * d;
+  const auto keys_in = rope_test::random_vector<float>(tokens * kv_heads * d, rng);
+  const auto qkv_in = rope_test::random_vector<float>(tokens * row, rng);
+  std::vector<float> keys = keys_in, qkv = qkv_in;
+  const std::int64_t positions[tokens] = {4, 5, 6};
+  // [api: buffer size]
+  // The keys of a vector, and k inside a fused [tokens][(q_heads + 2·kv_heads)·d] buffer: both
+  // views know how many elements their buffers hold from their first.
+  const auto k_view = rope::View<float>::contiguous(keys, tokens, kv_heads, d);
+  const auto k_in_qkv = rope::View<float>(qkv.data() + q_heads * d, tokens, kv_heads, row, d)
+                            .within(qkv.size() - q_heads * d);
+  rot.apply(k_view, positions);
+  rot.apply(k_in_qkv, positions);
+  // Given q's head count by mistake, k's heads would end past qkv: std::invalid_argument,
+  // "src needs ... elements from its first, but its buffer holds ...", and nothing written.
+
+  REQUIRE(k_view.buffer_size() == keys.size());
+  REQUIRE(k_in_qkv.buffer_size() == qkv.size() - q_heads * d);
+  const std::vector<float> rotated = qkv;
+  rope_test::require_invalid(
+      [&] {
+        rot.apply(rope::View<float>(qkv.data() + q_heads * d, tokens, q_heads, row, d)
+                      .within(qkv.size() - q_heads * d),
+                  positions);
+      },
+      {"src needs 2048 elements from its first, but its buffer holds 1792"});
+  REQUIRE(qkv == rotated);
+  // Both rotated as views without a length rotate them.
+  std::vector<float> keys_plain = keys_in, qkv_plain = qkv_in;
+  rot.apply(keys_plain.data(), tokens, kv_heads, positions);
+  rot.apply(rope::View<float>(qkv_plain.data() + q_heads * d, tokens, kv_heads, row, d), positions);
+  REQUIRE(keys == keys_plain);
+  REQUIRE(qkv == qkv_plain);
+}

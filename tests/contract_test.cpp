@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include <Eigen/Core>
@@ -379,4 +380,63 @@ TEST_CASE("E80: an enum argument outside its enumerators", "[errors][E80]") {
       },
       {"ClassToken 3"});
   REQUIRE(x == before);
+}
+
+TEST_CASE("E81: a view whose heads end past the buffer it was given", "[errors][E81]") {
+  // A fused [2 tokens][4 + 1 + 1 heads][8] QKV buffer: q 4 heads, k 1, v 1.
+  constexpr std::size_t tokens = 2, q_heads = 4, k_heads = 1, row = (q_heads + 2) * d;
+  std::vector<float> qkv(tokens * row);
+  for (std::size_t i = 0; i < qkv.size(); ++i) qkv[i] = 0.25f * float(i % 13);
+  const std::vector<float> before = qkv;
+  const std::int64_t positions[tokens] = {3, 4};
+  const View<float> q = View<float>(qkv.data(), tokens, q_heads, row, d).within(qkv.size());
+  // k given q's head count: its last head ends 48 + 3·8 + 8 = 80 elements from its first, and
+  // the buffer holds 96 − 32 = 64 from there. Without the buffer's length only an overlap, where
+  // another view lies next to k, could catch it.
+  const View<float> k_wrong = View<float>(qkv.data() + q_heads * d, tokens, q_heads, row, d)
+                                  .within(qkv.size() - q_heads * d);
+  require_invalid([&] { rot().apply_qk(q, k_wrong, positions); },
+                  {"k needs 80 elements from its first, but its buffer holds 64"});
+  // A container's view: one token too many for the vector.
+  std::vector<float> x(tokens * q_heads * d, 1.0f);
+  require_invalid(
+      [&] { rot().apply(View<float>::contiguous(x, tokens + 1, q_heads, d), positions); },
+      {"src needs 96 elements from its first, but its buffer holds 64"});
+  // Out of place: the destination named.
+  std::vector<float> small(tokens * q_heads * d - 1);
+  require_invalid(
+      [&] {
+        rot().apply(View<const float>::contiguous(std::as_const(x), tokens, q_heads, d),
+                    View<float>::contiguous(small, tokens, q_heads, d), positions);
+      },
+      {"dst needs 64 elements from its first, but its buffer holds 63"});
+  // Into a KV cache of 3 rows given a slot-less (row t) shape of 2 tokens: fine; a cache view of
+  // 4 rows over a vector of 3 rows is not.
+  std::vector<Eigen::half> cache(3 * k_heads * d);
+  const View<const float> k = View<const float>(qkv.data() + q_heads * d, tokens, k_heads, row, d)
+                                  .within(qkv.size() - q_heads * d);
+  const std::int64_t slots[tokens] = {0, 2};
+  require_invalid(
+      [&] {
+        rot().apply_qk(rope::Queries(q),
+                       rope::Keys(k, rope::KeyCache<Eigen::half>{View<Eigen::half>::contiguous(
+                                                                     cache, 4, k_heads, d),
+                                                                 rope::Slots(slots, tokens)}),
+                       positions);
+      },
+      {"cache needs 32 elements from its first, but its buffer holds 24"});
+  REQUIRE(qkv == before);
+  // The same calls on buffers that hold the heads: no error, and the views without a length
+  // (View::unknown) rotate the same bits.
+  rot().apply_qk(
+      rope::Queries(q),
+      rope::Keys(k, rope::KeyCache<Eigen::half>{View<Eigen::half>::contiguous(cache, 3, k_heads, d),
+                                                rope::Slots(slots, tokens)}),
+      positions);
+  std::vector<float> plain = before;
+  rot().apply(View<float>(plain.data(), tokens, q_heads, row, d), positions);
+  REQUIRE(std::memcmp(plain.data(), qkv.data(), plain.size() * sizeof(float)) == 0);
+  STATIC_REQUIRE(View<float>::unknown == std::size_t(-1));
+  REQUIRE(View<float>(plain.data(), tokens, q_heads, row, d).buffer_size() == View<float>::unknown);
+  REQUIRE(View<const float>(q).buffer_size() == qkv.size());
 }

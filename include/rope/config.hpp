@@ -109,10 +109,13 @@ namespace detail {
 #define ROPE_DETAIL_COLD __attribute__((cold))
 // A function called from several templates, compiled once rather than into each of them.
 #define ROPE_DETAIL_NOINLINE __attribute__((noinline))
+// A few comparisons on a call's path that the compiler would otherwise call out of line.
+#define ROPE_DETAIL_INLINE __attribute__((always_inline)) inline
 #else
 #define ROPE_DETAIL_PRINTF(format_index, first_argument)
 #define ROPE_DETAIL_COLD
 #define ROPE_DETAIL_NOINLINE
+#define ROPE_DETAIL_INLINE inline
 #endif
 
 // Error messages, printf-style. Every check of the library reports through these two calls, so

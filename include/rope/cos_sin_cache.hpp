@@ -188,8 +188,8 @@ void CachedRotary<T>::apply_qk(const Queries<T>& q, const Keys<T, K>& k, const P
   const detail::Fused fused = detail::fused_of<Eigen::Dynamic>(q, k, layout(), head_size());
   const TokenRange range =
       detail::check_fused(fused, options_.head_size, positions, axes(), call, false);
-  check_rows(cos_sin, positions, range, fused.q.tokens);
-  detail::run_fused(rows(cos_sin, positions, fused.q.tokens),
+  check_rows(cos_sin, positions, range, fused.q().tokens);
+  detail::run_fused(rows(cos_sin, positions, fused.q().tokens),
                     detail::kernel_for<Eigen::Dynamic, T>(layout()), fused, slice(), positions,
                     range, call.direction, call.execution);
 }
@@ -200,9 +200,9 @@ void CachedRotary<T>::apply_qk(Unchecked, const Queries<T>& q, const Keys<T, K>&
                                const Positions& positions, const CosSinCache<T>& cos_sin,
                                const Call& call) const {
   const detail::Fused fused = detail::fused_of<Eigen::Dynamic>(q, k, layout(), head_size());
-  detail::run_fused(rows(cos_sin, positions, fused.q.tokens),
+  detail::run_fused(rows(cos_sin, positions, fused.q().tokens),
                     detail::kernel_for<Eigen::Dynamic, T>(layout()), fused, slice(), positions,
-                    call.tokens.value_or(TokenRange{0, fused.q.rows()}), call.direction,
+                    call.tokens.value_or(TokenRange{0, fused.q().rows()}), call.direction,
                     call.execution);
 }
 

@@ -16,6 +16,7 @@ function(consumer)
       "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}" ${ARGN})
   run("${CMAKE_COMMAND}" --build "${WORK_DIR}/build")
   run("${WORK_DIR}/build/app")
+  run("${WORK_DIR}/build/app_compiled")
   run("${WORK_DIR}/build/reader" "${SOURCE_DIR}/../data/configs/qwen3-8b.json")
 endfunction()
 

@@ -85,6 +85,13 @@ ROPE_DETAIL_NOINLINE inline void check_view(const char* name, const Geometry& vi
   if (view.rows() == 0 || view.heads == 0) return;  // no heads: nothing is read or written
   if (view.data == 0) invalid("rope: %s is a null pointer", name);
   check_extent(name, view, head_size);
+  if (view.buffer != View<char>::unknown) {  // after check_extent: end() does not wrap around
+    const std::size_t needed = view.elements(view.end(head_size) - view.data);
+    if (needed > view.buffer) {
+      invalid("rope: %s needs %zu elements from its first, but its buffer holds %zu", name, needed,
+              view.buffer);
+    }
+  }
   const bool many_tokens = view.tokens > 1, many_heads = view.heads > 1;
   const bool inner_heads = heads_inner(view);
   const char* inner_name = inner_heads ? "head_stride" : "token_stride";
@@ -293,10 +300,17 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_heads_disjoint(
 // sequences are checked sequence against sequence where their extents meet (token indices in the
 // message are counted over the batch).
 // Whether b's heads are a's, at the same addresses: an in-place pair.
-inline bool same_heads(const Geometry& a, const Geometry& b) noexcept {
+ROPE_DETAIL_INLINE bool same_heads(const Geometry& a, const Geometry& b) noexcept {
   return a.data == b.data && (a.batches <= 1 || a.batch_stride == b.batch_stride) &&
          (a.tokens <= 1 || a.token_stride == b.token_stride) &&
          (a.heads <= 1 || a.head_stride == b.head_stride);
+}
+
+// Whether b is a, as a check sees it: the same heads, shape and buffer. A call in place checks
+// one of the two.
+ROPE_DETAIL_INLINE bool same_view(const Geometry& a, const Geometry& b) noexcept {
+  return same_heads(a, b) && a.batches == b.batches && a.tokens == b.tokens && a.heads == b.heads &&
+         a.element == b.element && a.buffer == b.buffer;
 }
 
 inline void check_disjoint(const char* a_name, const Geometry& a, const char* b_name,
@@ -458,9 +472,12 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_apply(const Geometry& src, const Ge
                                                    const Call& call, bool coordinates = true) {
   check_direction(call.direction);
   check_view("src", src, head_size);
-  check_view("dst", dst, head_size);
-  check_same_shape("src", src, "dst", dst);
-  check_disjoint("src", src, "dst", dst, head_size, true);
+  const bool in_place = same_view(src, dst);
+  if (!in_place) {
+    check_view("dst", dst, head_size);
+    check_same_shape("src", src, "dst", dst);
+    check_disjoint("src", src, "dst", dst, head_size, true);
+  }
   const TokenRange range = call.tokens.value_or(TokenRange{0, src.rows()});
   check_range(range, src.rows());
   check_positions(positions, range, src.tokens, axes, coordinates);

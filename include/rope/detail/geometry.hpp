@@ -23,6 +23,7 @@ struct Geometry {
   std::size_t batch_stride, token_stride, head_stride;  // bytes
   std::size_t element;                                  // bytes per element
   std::size_t batch_step, token_step, head_step;        // elements
+  std::size_t buffer;  // elements of the caller's buffer from data, or View<T>::unknown
 
   template <class T>
   Geometry(const View<T>& view) noexcept  // NOLINT(google-explicit-constructor)
@@ -36,7 +37,8 @@ struct Geometry {
         element(sizeof(T)),
         batch_step(view.batch_stride()),
         token_step(view.token_stride()),
-        head_step(view.head_stride()) {}
+        head_step(view.head_stride()),
+        buffer(view.buffer_size()) {}
 
   std::size_t rows() const noexcept { return batches * tokens; }
   // Strides in elements, as the messages name them.
@@ -61,6 +63,7 @@ struct Geometry {
     Geometry g = *this;
     g.data += batch * batch_stride;
     g.batches = 1;
+    if (g.buffer != View<char>::unknown) g.buffer -= batch * batch_step;
     return g;
   }
 };

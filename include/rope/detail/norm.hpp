@@ -17,6 +17,7 @@
 #if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <type_traits>
 
@@ -60,12 +61,13 @@ compute_t<T> sum_of_squares(const T* x, std::size_t n) {
   return sum;
 }
 
-// r = 1 / √(sum / n + ε) in place of each of `count` sums, each operation rounded once in C, for
-// all of them at once (Eigen's vectorised quotient and square root round as the scalar ones).
+// r = 1 / √(sum / n + ε) in place of each of `count` sums, each operation rounded once in C: one
+// per head, scalar (Eigen's AVX-512 square root under EIGEN_FAST_MATH is an approximation with a
+// Newton step, not the rounded square root, so the bits would depend on the instruction set).
 template <class C>
 void inverse_rms(C* sums, std::size_t count, std::size_t n, double epsilon) {
-  Eigen::Map<Eigen::Array<C, Eigen::Dynamic, 1>> all(sums, static_cast<Eigen::Index>(count));
-  all = C(1) / (all / static_cast<C>(n) + static_cast<C>(epsilon)).sqrt();
+  const C size = static_cast<C>(n), eps = static_cast<C>(epsilon);
+  for (std::size_t h = 0; h < count; ++h) sums[h] = C(1) / std::sqrt(sums[h] / size + eps);
 }
 
 // y[i] of n values, normalised by r with weights w, in the form Kind (not l2_after).
@@ -170,6 +172,7 @@ void store_normalized(const NormJob& norm, const unsigned char* heads, std::size
 // The NormJob of `norm` for heads of T written as D (kind none: never called).
 template <class T, class D>
 NormJob norm_job(const Norm<T>& norm, std::size_t head_size) noexcept {
+  if (norm.kind == NormKind::none) return {};
   const bool after = norm.kind == NormKind::l2_after;
   return {norm.kind,
           norm.weight,
