@@ -378,6 +378,12 @@ TEST_CASE("api.md: the options of a call", "[api]") {
   for (std::size_t i = 0; i < x.size(); ++i) {
     REQUIRE(std::abs(double(x[i]) - double(y[i])) <= 20 * rope_test::gamma<float>(3));
   }
+  // The range each call resolves: the one given, or every token.
+  REQUIRE(rope::Call{}.range(8).first == 0);
+  REQUIRE(rope::Call{}.range(8).last == 8);
+  const rope::Call some(rope::TokenRange{4, 6});
+  REQUIRE(some.range(8).first == 4);
+  REQUIRE(some.range(8).last == 6);
 }
 
 TEST_CASE("api.md: views, positions and token ranges", "[api]") {

@@ -121,12 +121,12 @@ Result check_combination(const Rotator& rotator, const Inputs<T>& in, NormKind q
   const rope::Norm<T> k_norm = in.norm(k_kind, in.k_weight);
   const std::size_t d = in.s.d;
   const std::vector<T> q_before = in.q, k_before = in.k;
-  const K unwritten(3.0f);
+  const K unwritten(3);
 
   // The call, checked and unchecked.
   Result results[2];
   for (const bool unchecked : {false, true}) {
-    std::vector<T> q = in.q, q_out(in.q.size(), T(7.0f)), k = in.k;
+    std::vector<T> q = in.q, q_out(in.q.size(), T(7)), k = in.k;
     std::vector<K> cache(kCacheRows * kKHeads * d, unwritten);
     rope::Queries<T> queries = q_out_of_place ? rope::Queries<T>(in.q_in(), in.q_view(q_out))
                                               : rope::Queries<T>(in.q_view(q));

@@ -178,7 +178,7 @@ void CachedRotary<T>::apply(Unchecked, View<const T> src, View<T> dst, const Pos
   const detail::Job job{src, dst};
   detail::run(rows(cos_sin, positions, src.tokens()),
               detail::kernel_for<Eigen::Dynamic, T>(layout()), &job, 1, slice(),
-              call.tokens.value_or(TokenRange{0, src.rows()}), call.direction, call.execution);
+              call.range(src.rows()), call.direction, call.execution);
 }
 
 template <class T>
@@ -202,8 +202,7 @@ void CachedRotary<T>::apply_qk(Unchecked, const Queries<T>& q, const Keys<T, K>&
   const detail::Fused fused = detail::fused_of<Eigen::Dynamic>(q, k, layout(), head_size());
   detail::run_fused(rows(cos_sin, positions, fused.q().tokens),
                     detail::kernel_for<Eigen::Dynamic, T>(layout()), fused, slice(), positions,
-                    call.tokens.value_or(TokenRange{0, fused.q().rows()}), call.direction,
-                    call.execution);
+                    call.range(fused.q().rows()), call.direction, call.execution);
 }
 
 template <class T>

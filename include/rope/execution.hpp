@@ -67,6 +67,9 @@ struct Call {
       : tokens(tokens_) {}
   Call(const Execution& execution_) noexcept  // NOLINT(google-explicit-constructor)
       : execution(execution_) {}
+
+  /// The tokens of a call of `rows` tokens: `tokens`, or all of them.
+  TokenRange range(std::size_t rows) const noexcept { return tokens.value_or(TokenRange{0, rows}); }
 };
 
 }  // namespace ROPE_DETAIL_ISA

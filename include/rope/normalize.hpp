@@ -38,7 +38,7 @@ void normalize_heads(View<T> x, std::size_t head_size, const Norm<T>& norm, cons
   detail::check_head_size(head_size);
   const detail::Geometry g(x);
   detail::check_view("x", g, head_size);
-  const TokenRange range = call.tokens.value_or(TokenRange{0, x.rows()});
+  const TokenRange range = call.range(x.rows());
   detail::check_range(range, x.rows());
   detail::check_norm("x", norm.kind, norm.weight, norm.weight_size, norm.epsilon, head_size,
                      x.heads());

@@ -478,7 +478,7 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_apply(const Geometry& src, const Ge
     check_same_shape("src", src, "dst", dst);
     check_disjoint("src", src, "dst", dst, head_size, true);
   }
-  const TokenRange range = call.tokens.value_or(TokenRange{0, src.rows()});
+  const TokenRange range = call.range(src.rows());
   check_range(range, src.rows());
   check_positions(positions, range, src.tokens, axes, coordinates);
   check_index_outside("positions", index_bytes(positions, range), "dst", dst, head_size);
@@ -572,7 +572,7 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_shift_call(const Geometry& keys, st
   check_direction(call.direction);
   check_view("keys", keys, head_size);
   check_shift(delta);
-  const TokenRange range = call.tokens.value_or(TokenRange{0, keys.rows()});
+  const TokenRange range = call.range(keys.rows());
   check_range(range, keys.rows());
   if (call.execution.streaming_stores) check_streaming(keys, keys);
   return range;

@@ -155,7 +155,7 @@ void Core<C>::apply(Unchecked, Kernel kernel, const Geometry& src, const Geometr
                     const Positions& positions, const Call& call) const {
   const Job job{src, dst};
   run(TableRows<C>{rows(), &positions, src.tokens}, kernel, &job, 1, slice(),
-      call.tokens.value_or(TokenRange{0, src.rows()}), call.direction, call.execution);
+      call.range(src.rows()), call.direction, call.execution);
 }
 
 template <class C>
@@ -169,7 +169,7 @@ template <class C>
 void Core<C>::apply_qk(Unchecked, Kernel kernel, const Fused& fused, const Positions& positions,
                        const Call& call) const {
   run_fused(TableRows<C>{rows(), &positions, fused.q().tokens}, kernel, fused, slice(), positions,
-            call.tokens.value_or(TokenRange{0, fused.q().rows()}), call.direction, call.execution);
+            call.range(fused.q().rows()), call.direction, call.execution);
 }
 
 template <class C>
@@ -188,8 +188,7 @@ void Core<C>::shift(Unchecked, Kernel kernel, const Geometry& keys, std::int64_t
                         1.0, angles_);
   const bool backwards = (delta < 0) != (call.direction == Direction::inverse);
   const Job job{keys, keys};
-  run(FixedRow<C>{row.data()}, kernel, &job, 1, slice(),
-      call.tokens.value_or(TokenRange{0, keys.rows()}),
+  run(FixedRow<C>{row.data()}, kernel, &job, 1, slice(), call.range(keys.rows()),
       backwards ? Direction::inverse : Direction::forward, call.execution);
 }
 

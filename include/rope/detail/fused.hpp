@@ -107,7 +107,7 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_fused(const Fused& f, std::size_t h
     if (!q_in_place) disjoint("cache", f.k_out(), "q_out", f.q_out(), false);
     if (!rows_t || !same_heads(f.k(), f.k_out())) disjoint("cache", f.k_out(), "k", f.k(), false);
   }
-  const TokenRange range = call.tokens.value_or(TokenRange{0, f.q().rows()});
+  const TokenRange range = call.range(f.q().rows());
   check_range(range, f.q().rows());
   if (!rows_t && f.k().heads != 0) check_slots(*f.slots, f.k().rows(), f.k_out().rows(), range);
   check_positions(positions, range, f.q().tokens, axes, coordinates);

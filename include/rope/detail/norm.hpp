@@ -62,8 +62,9 @@ compute_t<T> sum_of_squares(const T* x, std::size_t n) {
 }
 
 // r = 1 / √(sum / n + ε) in place of each of `count` sums, each operation rounded once in C: one
-// per head, scalar (Eigen's AVX-512 square root under EIGEN_FAST_MATH is an approximation with a
-// Newton step, not the rounded square root, so the bits would depend on the instruction set).
+// per head, scalar (Eigen's vectorised square root on x86 under EIGEN_FAST_MATH, its default, is
+// an estimate with a Newton step, not the rounded square root: the bits would depend on the
+// instruction set).
 template <class C>
 void inverse_rms(C* sums, std::size_t count, std::size_t n, double epsilon) {
   const C size = static_cast<C>(n), eps = static_cast<C>(epsilon);
