@@ -37,10 +37,8 @@ struct Execution {
   std::size_t min_bytes_per_thread = 0;
   /// Out of place only: write dst with non-temporal (streaming) stores, which send the data to
   /// memory without first reading dst into the cache. Each token is rotated into a small buffer
-  /// and copied out with streaming stores, bit for bit as ordinary stores would write it.
-  /// Measured at 80 MiB (float, 4096 tokens × 40 heads × 128, AMD EPYC Zen 4, 32 MiB L3):
-  /// 1.01–1.09× the time of ordinary stores, i.e. no gain yet (layout_bench apply_streaming
-  /// against apply_out_of_place). Requires dst aligned to 64 bytes and src ≠ dst.
+  /// and copied out with streaming stores, bit for bit as ordinary stores would write it (when
+  /// that pays: docs/performance.md). Requires dst aligned to 64 bytes and src ≠ dst.
   bool streaming_stores = false;
 };
 

@@ -1,10 +1,9 @@
 // Splitting a batch's tokens over threads: an OpenMP parallel loop when the translation unit is
-// compiled with OpenMP (-fopenmp; its threads persist between calls, so a call costs a wake-up of
-// a few microseconds), otherwise a thread per extra part, started and joined in the call (52–60 µs
-// on the machine of docs/performance.md: bench std_thread_start_join). Those are POSIX threads
-// where <pthread.h> exists, std::thread elsewhere or with ROPE_USE_STD_THREAD: <thread> and the
-// std::thread constructor's templates take a user's translation unit about 2% more to compile
-// than pthread_create (docs/design.md, "Pay for what you use").
+// compiled with OpenMP (-fopenmp; its threads persist between calls, so a call costs
+// a wake-up), otherwise a thread per extra part, started and joined in the call (its cost:
+// layout_bench's std_thread_start_join, docs/performance.md). Those are POSIX threads where
+// <pthread.h> exists, std::thread elsewhere or with ROPE_USE_STD_THREAD (<thread> costs a user's
+// translation unit more to compile than pthread_create: docs/design.md, "Pay for what you use").
 //
 // Like Eigen's configuration macros, the choice must be the same in every translation unit of a
 // program: compile all of them with OpenMP or none, and with ROPE_USE_STD_THREAD or without.
