@@ -12,7 +12,10 @@
 //   - CachedRotary given a Rotary's own table as its cos/sin rows = that Rotary.
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <random>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <Eigen/Core>
@@ -93,6 +96,17 @@ std::vector<unsigned char> bytes_of(const std::vector<V>& v) {
   return {p, p + v.size() * sizeof(V)};
 }
 
+// The bytes of the cache rows kSlots names, token by token (rows of `row` values).
+template <class K>
+std::vector<unsigned char> slot_rows(const std::vector<K>& cache, std::size_t row) {
+  std::vector<K> rows;
+  for (std::size_t t = 0; t < kTokens; ++t) {
+    const auto first = cache.begin() + std::ptrdiff_t(std::size_t(kSlots[t]) * row);
+    rows.insert(rows.end(), first, first + std::ptrdiff_t(row));
+  }
+  return bytes_of(rows);
+}
+
 template <class T>
 struct Inputs {
   Shape s;
@@ -152,15 +166,10 @@ Result check_combination(const Rotator& rotator, const Inputs<T>& in, NormKind q
     if (into_cache) {
       REQUIRE(same_bits(k, k_before));
       const std::size_t row = kKHeads * d;
-      std::vector<K> rows;
-      for (std::size_t t = 0; t < kTokens; ++t) {
-        const auto first = cache.begin() + std::ptrdiff_t(std::size_t(kSlots[t]) * row);
-        rows.insert(rows.end(), first, first + std::ptrdiff_t(row));
-      }
-      r.k = bytes_of(rows);
+      r.k = slot_rows(cache, row);
       for (const std::size_t free_row : {2U, 4U, 6U}) {  // the rows no slot names
         for (std::size_t i = 0; i < row; ++i) {
-          REQUIRE(same_bits(std::vector<K>{cache[free_row * row + i]}, std::vector<K>{unwritten}));
+          REQUIRE(std::memcmp(&cache[free_row * row + i], &unwritten, sizeof(K)) == 0);
         }
       }
     } else {
@@ -196,14 +205,8 @@ Result check_combination(const Rotator& rotator, const Inputs<T>& in, NormKind q
         rope::Slots(kSlots, kTokens)};
     rotator.fused(rope::Queries<T>(in.q_view(q_plain)),
                   rope::Keys<T, K>(in.k_in(), key_cache).normalized(k_norm), false);
-    std::vector<K> rows;
-    const std::size_t row = kKHeads * d;
-    for (std::size_t t = 0; t < kTokens; ++t) {
-      const auto first = cache_alone.begin() + std::ptrdiff_t(std::size_t(kSlots[t]) * row);
-      rows.insert(rows.end(), first, first + std::ptrdiff_t(row));
-    }
     INFO("the keys into the cache: the same bits with plain queries");
-    REQUIRE(results[0].k == bytes_of(rows));
+    REQUIRE(results[0].k == slot_rows(cache_alone, kKHeads * d));
   } else {
     rotator.fused(rope::Queries<T>(in.q_view(q_plain)),
                   rope::Keys<T>(in.k_view(k_alone)).normalized(k_norm), false);

@@ -90,30 +90,24 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_fused(const Fused& f, std::size_t h
     invalid("rope: the cache has %zu heads but k has %zu", f.k_out().heads, f.k().heads);
   }
   if (rows_t && !k_in_place) check_same_shape("k", f.k(), "cache", f.k_out());
-  // Views whose extents do not meet are disjoint: that test first, inline, as the pairs of a
-  // decode step would otherwise cost more than its rotation of the keys (layout_bench kv_cache).
-  const auto disjoint = [&](const char* a_name, const Geometry& a, const char* b_name,
-                            const Geometry& b, bool in_place_allowed) {
-    if (a.rows() == 0 || a.heads == 0 || b.rows() == 0 || b.heads == 0) return;
-    if (a.data < b.end(head_size) && b.data < a.end(head_size)) {
-      check_disjoint(a_name, a, b_name, b, head_size, in_place_allowed);
-    }
-  };
-  if (!q_in_place) disjoint("q", f.q(), "q_out", f.q_out(), true);
-  disjoint("q", f.q(), "k", f.k(), false);
-  if (!q_in_place) disjoint("q_out", f.q_out(), "k", f.k(), false);
+  // Every view written against every other view; a cache (slots given) is never in place.
+  if (!q_in_place) check_disjoint("q", f.q(), "q_out", f.q_out(), head_size, true);
+  check_disjoint("q", f.q(), "k", f.k(), head_size, false);
+  if (!q_in_place) check_disjoint("q_out", f.q_out(), "k", f.k(), head_size, false);
   if (!k_in_place) {
-    disjoint("cache", f.k_out(), "q", f.q(), false);
-    if (!q_in_place) disjoint("cache", f.k_out(), "q_out", f.q_out(), false);
-    if (!rows_t || !same_heads(f.k(), f.k_out())) disjoint("cache", f.k_out(), "k", f.k(), false);
+    check_disjoint("cache", f.k_out(), "q", f.q(), head_size, false);
+    if (!q_in_place) check_disjoint("cache", f.k_out(), "q_out", f.q_out(), head_size, false);
+    if (!rows_t || !same_heads(f.k(), f.k_out())) {
+      check_disjoint("cache", f.k_out(), "k", f.k(), head_size, false);
+    }
   }
   const TokenRange range = call.range(f.q().rows());
   check_range(range, f.q().rows());
   if (!rows_t && f.k().heads != 0) check_slots(*f.slots, f.k().rows(), f.k_out().rows(), range);
   check_positions(positions, range, f.q().tokens, axes, coordinates);
   // The views written, named as the caller knows them: q and k when in place.
-  const char* q_out = q_in_place || same_heads(f.q(), f.q_out()) ? "q" : "q_out";
-  const char* k_out = k_in_place || same_heads(f.k(), f.k_out()) ? "k" : "cache";
+  const char* q_out = same_heads(f.q(), f.q_out()) ? "q" : "q_out";
+  const char* k_out = same_heads(f.k(), f.k_out()) ? "k" : "cache";
   const IndexBytes position_bytes = index_bytes(positions, range);
   check_index_outside("positions", position_bytes, q_out, f.q_out(), head_size);
   check_index_outside("positions", position_bytes, k_out, f.k_out(), head_size);
