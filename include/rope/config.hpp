@@ -109,7 +109,8 @@ namespace detail {
 #define ROPE_DETAIL_COLD __attribute__((cold))
 // A function called from several templates, compiled once rather than into each of them.
 #define ROPE_DETAIL_NOINLINE __attribute__((noinline))
-// A few comparisons on a call's path that the compiler would otherwise call out of line.
+// A few comparisons on a call's path, and the layers between a fused call and its walk, that the
+// compiler would otherwise call out of line (each a copy of the call's jobs through memory).
 #define ROPE_DETAIL_INLINE __attribute__((always_inline)) inline
 #else
 #define ROPE_DETAIL_PRINTF(format_index, first_argument)

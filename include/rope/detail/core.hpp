@@ -166,8 +166,8 @@ void Core<C>::apply_qk(Kernel kernel, const Fused& fused, const Positions& posit
 }
 
 template <class C>
-void Core<C>::apply_qk(Unchecked, Kernel kernel, const Fused& fused, const Positions& positions,
-                       const Call& call) const {
+ROPE_DETAIL_INLINE void Core<C>::apply_qk(Unchecked, Kernel kernel, const Fused& fused,
+                                          const Positions& positions, const Call& call) const {
   run_fused(TableRows<C>{rows(), &positions, fused.q().tokens}, kernel, fused, slice(), positions,
             call.range(fused.q().rows()), call.direction, call.execution);
 }

@@ -7,6 +7,7 @@
 #if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
 
 #include <cstddef>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -34,9 +35,10 @@ namespace detail {
 // jobs to the walk as they are.
 struct Fused {
   Job jobs[2];
-  const Slots* slots;       // the keys' role's
-  NormJob q_norm, k_norm;   // NormKind::none: not normalised
-  const QueryScale* scale;  // null: not scaled
+  const Slots* slots;               // the keys' role's
+  const QueryScale* scale;          // null: not scaled
+  std::optional<NormJob> q_norm{};  // empty: not normalised
+  std::optional<NormJob> k_norm{};
 
   const Geometry& q() const noexcept { return jobs[0].src; }
   const Geometry& q_out() const noexcept { return jobs[0].dst; }
@@ -52,11 +54,10 @@ Fused fused_of(const Queries<T>& q, const Keys<T, K>& k, Layout layout,
   static_assert(is_storage_type_v<K> && std::is_same_v<compute_t<K>, compute_t<T>>,
                 "rope::Keys<T, K>: K must compute in T's type: float, Eigen::half or "
                 "Eigen::bfloat16 for float and 16-bit T; double for double");
-  Fused f{{{q.in, q.out}, {k.in, k.out}},
-          &k.slots,
-          norm_job<T, T>(q.norm, head_size),
-          norm_job<T, K>(k.norm, head_size),
-          q.scale ? &*q.scale : nullptr};
+  Fused f{{{q.in, q.out}, {k.in, k.out}}, &k.slots, q.scale ? &*q.scale : nullptr};
+  // A kind out of range is not none: the check names it.
+  if (q.norm.kind != NormKind::none) f.q_norm = norm_job<T, T>(q.norm, head_size);
+  if (k.norm.kind != NormKind::none) f.k_norm = norm_job<T, K>(k.norm, head_size);
   f.jobs[0].scale_outside = &scale_outside_slice<T>;
   f.jobs[1].kernel = kernel_for<Half, T, K>(layout);
   if constexpr (!std::is_same_v<T, K>) f.jobs[1].copy_outside = &convert_outside_slice<T, K>;
@@ -121,12 +122,12 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_fused(const Fused& f, std::size_t h
     check_streaming(f.k(), f.k_out());
   }
   // Roles without a norm have nothing to check (an enumerator out of range is not none).
-  if (f.q_norm.kind != NormKind::none) {
-    check_norm("q", f.q_norm.kind, f.q_norm.weight, f.q_norm.weight_size, f.q_norm.epsilon,
+  if (f.q_norm) {
+    check_norm("q", f.q_norm->kind, f.q_norm->weight, f.q_norm->weight_size, f.q_norm->epsilon,
                head_size, f.q().heads);
   }
-  if (f.k_norm.kind != NormKind::none) {
-    check_norm("k", f.k_norm.kind, f.k_norm.weight, f.k_norm.weight_size, f.k_norm.epsilon,
+  if (f.k_norm) {
+    check_norm("k", f.k_norm->kind, f.k_norm->weight, f.k_norm->weight_size, f.k_norm->epsilon,
                head_size, f.k().heads);
   }
   if (f.scale != nullptr) check_query_scale(*f.scale);
@@ -137,10 +138,10 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_fused(const Fused& f, std::size_t h
 // queries' job and the keys', each token's row read once for both. Plain roles run the jobs as
 // they are; a norm or a scale runs copies that point to it.
 template <class Source>
-void run_fused(const Source& source, Kernel kernel, const Fused& f, const Slice& slice,
-               const Positions& positions, TokenRange range, Direction direction,
-               const Execution& execution) {
-  if (f.scale == nullptr && f.q_norm.kind == NormKind::none && f.k_norm.kind == NormKind::none) {
+ROPE_DETAIL_INLINE void run_fused(const Source& source, Kernel kernel, const Fused& f,
+                                  const Slice& slice, const Positions& positions, TokenRange range,
+                                  Direction direction, const Execution& execution) {
+  if (f.scale == nullptr && !f.q_norm && !f.k_norm) {
     run(source, kernel, f.jobs, 2, slice, range, direction, execution);
     return;
   }
@@ -150,8 +151,8 @@ void run_fused(const Source& source, Kernel kernel, const Fused& f, const Slice&
     scales = query_scales(*f.scale, positions, range, f.q().tokens);
     jobs[0].scales = scales.data();
   }
-  jobs[0].norm = if_any(f.q_norm);
-  jobs[1].norm = if_any(f.k_norm);
+  jobs[0].norm = f.q_norm ? &*f.q_norm : nullptr;
+  jobs[1].norm = f.k_norm ? &*f.k_norm : nullptr;
   run(source, kernel, jobs, 2, slice, range, direction, execution);
 }
 

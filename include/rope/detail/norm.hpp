@@ -186,11 +186,6 @@ NormJob norm_job(const Norm<T>& norm, std::size_t head_size) noexcept {
           &store_normalized<T, D>};
 }
 
-// The job to hand to the walk: null for NormKind::none.
-inline const NormJob* if_any(const NormJob& job) noexcept {
-  return job.kind == NormKind::none ? nullptr : &job;
-}
-
 }  // namespace detail
 }  // namespace ROPE_DETAIL_ISA
 }  // namespace rope
