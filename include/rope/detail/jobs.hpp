@@ -89,8 +89,8 @@ inline std::size_t norm_group(std::size_t bytes_per_head) noexcept {
 // give token t's row of dst (negative: skipped). Without them the job uses the call's kernel,
 // copies bytes, and writes token t to row t.
 struct Job {
-  // A constructor, not an aggregate: the fields it leaves null are written once, where an
-  // aggregate's zeroing (a memset of the fused call's jobs) cost its decode step measurably.
+  // A constructor, not an aggregate: the fields it leaves null are written once, where g++
+  // zeroed a fused call's whole jobs first (docs/measurements/2026-12-03-amd-epyc-roles.md).
   Job(const Geometry& source, const Geometry& destination) noexcept
       : src(source), dst(destination) {}
 

@@ -90,8 +90,8 @@ inline constexpr int kWide = Half == Eigen::Dynamic
 // Calls chunk(std::integral_constant<int, N>{}, j) for the pairs [j, j + N·Lanes) of [0, h)
 // with N registers while they fit, from N = Wide down to Wide/2, .., 1, and returns the first
 // pair not covered (fewer than Lanes pairs are left to the caller). Each call is one pass over
-// a token's heads, so halving the width keeps a head to at most log2(Wide) + 1 passes (against
-// Wide and then single registers: docs/design.md, "The kernels").
+// a token's heads, so halving the width keeps a head to at most log2(Wide) + 1 passes (the
+// chunk widths measured: docs/design.md, "The kernels").
 template <int Wide, Index Lanes, class Chunk>
 Index for_each_chunk(Index h, Index j, const Chunk& chunk) {
   for (; j + Wide * Lanes <= h; j += Wide * Lanes) chunk(std::integral_constant<int, Wide>{}, j);

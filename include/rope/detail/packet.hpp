@@ -163,7 +163,7 @@ void store(S* to, uint16x4_t v) {
 // (shift the low half up, or mask the high half). Narrowing: with AVX512_BF16 one vcvtne2ps2bf16
 // (both registers rounded to nearest even into one) and one vpermw that puts the values back in
 // their order; without it an integer round per register and one masked word blend.
-// Why two registers and not one: docs/performance.md (layout_bench's convert_in_place rows).
+// Why two registers and not one: docs/design.md, "bfloat16 in pairs of registers".
 inline void widen_split(const Eigen::bfloat16* from, __m512& even, __m512& odd) {
   const __m512i w = _mm512_loadu_si512(reinterpret_cast<const void*>(from));
   even = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xFFFF, w, 16));
