@@ -89,6 +89,41 @@ TEMPLATE_TEST_CASE("simd: mul, add, sub and negate act lane by lane", "[simd]", 
   }
 }
 
+TEMPLATE_TEST_CASE("simd: div and sqrt are the rounded operations, lane by lane", "[simd]", float,
+                   double) {
+  using T = TestType;
+  using P = simd::Packet<T>;
+  constexpr std::size_t L = simd::kLanes<T>;
+  using limits = std::numeric_limits<T>;
+  // Random values, then the edges a square root treats apart: zeros of both signs, the smallest
+  // normal and a subnormal, the largest finite value, infinity and a negative (NaN).
+  std::mt19937_64 rng(3);
+  std::vector<T> a = lanes_of<T>(4 * L, rng), b = lanes_of<T>(4 * L, rng);
+  for (T& v : a) v = std::abs(v) * T(1e3);
+  const T edges[] = {
+      T(0),  -T(0), limits::min(), limits::denorm_min() * T(3), limits::max(), limits::infinity(),
+      T(-2), T(2)};
+  a.insert(a.end(), std::begin(edges), std::end(edges));
+  a.resize((a.size() + L - 1) / L * L, T(1));
+  b.resize(a.size(), T(3));
+  std::vector<T> quotient(a.size()), root(a.size());
+  for (std::size_t i = 0; i < a.size(); i += L) {
+    const P pa = simd::load<P>(a.data() + i), pb = simd::load<P>(b.data() + i);
+    simd::store(quotient.data() + i, simd::div(pa, pb));
+    simd::store(root.data() + i, simd::sqrt(pa));
+  }
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    CAPTURE(i, a[i], b[i]);
+    REQUIRE(quotient[i] == a[i] / b[i]);
+    const T want = std::sqrt(a[i]);
+    if (std::isnan(want)) {
+      REQUIRE(std::isnan(root[i]));
+    } else {
+      REQUIRE(std::memcmp(&root[i], &want, sizeof(T)) == 0);  // -0 stays -0
+    }
+  }
+}
+
 TEMPLATE_TEST_CASE("simd: broadcast fills every lane, sum adds the lanes", "[simd]", float,
                    double) {
   using T = TestType;

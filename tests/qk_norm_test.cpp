@@ -342,6 +342,37 @@ TEST_CASE("QK-norm: Qwen3's form rounds x·r to T before the weight, Gemma's and
   }
 }
 
+TEMPLATE_TEST_CASE("QK-norm: each head's r is the scalar formula's bits at every head count",
+                   "[qk_norm]", float, double) {
+  // Coordinates that are multiples of 1/8 below 4: their squares and every sum of them are exact
+  // in any order, so r = 1 / √(sum / d + ε), each step rounded once in T, is known here; with
+  // w = 1 the rms form is y = T(x·r). Head counts 1 to 40 take r a register of heads at a time
+  // and through the partial register at the end, on every target.
+  using T = TestType;
+  constexpr std::size_t d = 16;
+  const double eps = 1e-6;
+  const std::vector<T> w(d, T(1));
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<int> eighths(-31, 31);
+  for (std::size_t heads = 1; heads <= 40; ++heads) {
+    std::vector<T> x(heads * d);
+    for (T& v : x) v = T(eighths(rng)) / T(8);
+    std::vector<T> y = x;
+    rope::normalize_heads(View<T>::contiguous(y.data(), 1, heads, d), d,
+                          rope::Norm<T>{NormKind::rms, w.data(), d, eps});
+    for (std::size_t h = 0; h < heads; ++h) {
+      T sum = 0;
+      for (std::size_t i = 0; i < d; ++i) sum += x[h * d + i] * x[h * d + i];
+      const T r = T(1) / std::sqrt(sum / T(d) + T(eps));
+      for (std::size_t i = 0; i < d; ++i) {
+        const T want = x[h * d + i] * r;
+        CAPTURE(heads, h, i);
+        REQUIRE(std::memcmp(&y[h * d + i], &want, sizeof(T)) == 0);
+      }
+    }
+  }
+}
+
 TEST_CASE("QK-norm errors: a weight of the length the norm takes", "[errors][E73]") {
   constexpr std::size_t d = 8;
   const rope::Rotary<float, d> rot;

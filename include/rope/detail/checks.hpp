@@ -35,6 +35,9 @@ inline bool heads_inner(const Geometry& view) {
 
 /// The farthest a view may reach from its first element, in bytes (PTRDIFF_MAX).
 inline constexpr std::size_t kMaxViewBytes = static_cast<std::size_t>(PTRDIFF_MAX);
+// 2^28 on a 64-bit target: 3 runs of (kSmall − 1)² steps of 8 bytes, and a head, stay below
+// kMaxViewBytes / 4.
+inline constexpr std::size_t kSmall = std::size_t{1} << (sizeof(std::size_t) * 8 / 2 - 4);
 
 // The strides are unsigned: a negative stride cast to size_t is near 2^64 and would reach below
 // data. Each stride's run, and the view's whole extent, must stay within kMaxViewBytes of data,
@@ -48,13 +51,19 @@ ROPE_DETAIL_COLD inline void check_extent(const char* name, const Geometry& view
   const Axis axes[3] = {{"batch_stride", view.batches, view.batch_step},
                         {"token_stride", view.tokens, view.token_step},
                         {"head_stride", view.heads, view.head_step}};
-  if (head_size > kMaxViewBytes / view.element) {
+  // Elements of at most 8 bytes, and counts, steps and a head size all below kSmall, keep the
+  // extent below kMaxViewBytes / 4: no quotient is needed to know that. The common case; the
+  // divisions it skips were most of a decode call's checks.
+  const bool small =
+      view.element <= 8 && (head_size | view.batches | view.batch_step | view.tokens |
+                            view.token_step | view.heads | view.head_step) < kSmall;
+  if (!small && head_size > kMaxViewBytes / view.element) {
     invalid("rope: %s heads of %zu elements exceed %zu bytes", name, head_size, kMaxViewBytes);
   }
   std::size_t extent = head_size * view.element;
   for (const Axis& a : axes) {
     if (a.count <= 1) continue;
-    if (a.step > kMaxViewBytes / view.element / (a.count - 1)) {
+    if (!small && a.step > kMaxViewBytes / view.element / (a.count - 1)) {
       invalid(
           "rope: %s %s %zu reaches %zu x %zu elements past the first: more than %zu bytes (a "
           "stride that wraps around, as a negative one cast to size_t, is not supported)",
@@ -78,7 +87,7 @@ ROPE_DETAIL_COLD inline void check_extent(const char* name, const Geometry& view
 // span of one sequence.
 ROPE_DETAIL_NOINLINE inline void check_view(const char* name, const Geometry& view,
                                             std::size_t head_size) {
-  if (view.tokens != 0 && view.batches > SIZE_MAX / view.tokens) {
+  if (view.batches > 1 && view.tokens != 0 && view.batches > SIZE_MAX / view.tokens) {
     invalid("rope: %s has %zu sequences x %zu tokens: more rows than a size_t counts", name,
             view.batches, view.tokens);
   }
@@ -86,7 +95,7 @@ ROPE_DETAIL_NOINLINE inline void check_view(const char* name, const Geometry& vi
   if (view.data == 0) invalid("rope: %s is a null pointer", name);
   check_extent(name, view, head_size);
   if (view.buffer != View<char>::unknown) {  // after check_extent: end() does not wrap around
-    const std::size_t needed = view.elements(view.end(head_size) - view.data);
+    const std::size_t needed = view.span_elements(head_size);
     if (needed > view.buffer) {
       invalid("rope: %s needs %zu elements from its first, but its buffer holds %zu", name, needed,
               view.buffer);
@@ -95,9 +104,9 @@ ROPE_DETAIL_NOINLINE inline void check_view(const char* name, const Geometry& vi
   const bool many_tokens = view.tokens > 1, many_heads = view.heads > 1;
   const bool inner_heads = heads_inner(view);
   const char* inner_name = inner_heads ? "head_stride" : "token_stride";
-  const std::size_t inner = view.elements(inner_heads ? view.head_stride : view.token_stride);
+  const std::size_t inner = inner_heads ? view.head_step : view.token_step;
   const std::size_t inner_count = inner_heads ? view.heads : view.tokens;
-  const std::size_t outer = view.elements(inner_heads ? view.token_stride : view.head_stride);
+  const std::size_t outer = inner_heads ? view.token_step : view.head_step;
   if ((inner_heads ? many_heads : many_tokens) && inner < head_size) {
     invalid("rope: %s %s %zu is smaller than the head size %zu: heads would overlap", name,
             inner_name, inner, head_size);

@@ -54,6 +54,12 @@ struct Geometry {
         batches == 1 ? r * token_stride : (r / tokens) * batch_stride + (r % tokens) * token_stride;
     return data + row + h * head_stride;
   }
+  // Elements from the first to one past the last, as end() counts bytes (a view with heads that
+  // passed check_extent).
+  std::size_t span_elements(std::size_t head_size) const noexcept {
+    return (batches - 1) * batch_step + (tokens - 1) * token_step + (heads - 1) * head_step +
+           head_size;
+  }
   // One past the view's last byte (a view that passed check_view).
   std::uintptr_t end(std::size_t head_size) const noexcept {
     return data + (batches - 1) * batch_stride + span(head_size);

@@ -61,14 +61,26 @@ compute_t<T> sum_of_squares(const T* x, std::size_t n) {
   return sum;
 }
 
-// r = 1 / √(sum / n + ε) in place of each of `count` sums, each operation rounded once in C: one
-// per head, scalar (Eigen's vectorised square root on x86 under EIGEN_FAST_MATH, its default, is
-// an estimate with a Newton step, not the rounded square root: the bits would depend on the
-// instruction set).
+// r = 1 / √(sum / n + ε) in place of each of `count` sums, each operation rounded once in C, a
+// register of heads at a time (simd::sqrt is the rounded root), the last partial register
+// through a copy padded with ones.
 template <class C>
 void inverse_rms(C* sums, std::size_t count, std::size_t n, double epsilon) {
-  const C size = static_cast<C>(n), eps = static_cast<C>(epsilon);
-  for (std::size_t h = 0; h < count; ++h) sums[h] = C(1) / std::sqrt(sums[h] / size + eps);
+  using P = simd::Packet<C>;
+  constexpr std::size_t L = static_cast<std::size_t>(simd::kLanes<C>);
+  const P size = simd::broadcast<P>(static_cast<C>(n));
+  const P eps = simd::broadcast<P>(static_cast<C>(epsilon)), one = simd::broadcast<P>(C(1));
+  const auto r = [&](const P& sum) {
+    return simd::div(one, simd::sqrt(simd::add(simd::div(sum, size), eps)));
+  };
+  std::size_t h = 0;
+  for (; h + L <= count; h += L) simd::store(sums + h, r(simd::load<P>(sums + h)));
+  if (h == count) return;
+  C last[L];
+  std::fill(last, last + L, C(1));
+  std::copy(sums + h, sums + count, last);
+  simd::store(last, r(simd::load<P>(last)));
+  std::copy(last, last + (count - h), sums + h);
 }
 
 // y[i] of n values, normalised by r with weights w, in the form Kind (not l2_after).

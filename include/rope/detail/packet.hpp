@@ -488,6 +488,35 @@ template <class P>
 P sub(const P& a, const P& b) {
   return Eigen::internal::psub(a, b);
 }
+/// Lane-wise a / b, rounded once.
+template <class P>
+P div(const P& a, const P& b) {
+  return Eigen::internal::pdiv(a, b);
+}
+
+/// Lane-wise √a, rounded once: per lane the bits of std::sqrt. The target's instruction, called
+/// directly: Eigen's psqrt for float is an estimate with one Newton step under its default
+/// EIGEN_FAST_MATH, whose bits differ from the rounded root and from one target to the next.
+inline float sqrt(float a) { return std::sqrt(a); }
+inline double sqrt(double a) { return std::sqrt(a); }
+#if defined(__SSE2__)
+inline __m128 sqrt(__m128 a) { return _mm_sqrt_ps(a); }
+inline __m128d sqrt(__m128d a) { return _mm_sqrt_pd(a); }
+#endif
+#if defined(__AVX__)
+inline __m256 sqrt(__m256 a) { return _mm256_sqrt_ps(a); }
+inline __m256d sqrt(__m256d a) { return _mm256_sqrt_pd(a); }
+#endif
+#if defined(__AVX512F__)
+// The zero-masking forms with every lane kept: GCC 12's unmasked ones pass an undefined register
+// that -Wmaybe-uninitialized reports in the caller's TU (as in sum below).
+inline __m512 sqrt(__m512 a) { return _mm512_maskz_sqrt_ps(0xFFFF, a); }
+inline __m512d sqrt(__m512d a) { return _mm512_maskz_sqrt_pd(0xFF, a); }
+#endif
+#if defined(__aarch64__) && defined(__ARM_NEON)
+inline float32x4_t sqrt(float32x4_t a) { return vsqrtq_f32(a); }
+inline float64x2_t sqrt(float64x2_t a) { return vsqrtq_f64(a); }
+#endif
 
 /// A register with every lane v.
 template <class P>
