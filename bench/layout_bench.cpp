@@ -33,6 +33,7 @@
 #include <benchmark/benchmark.h>
 
 #include <rope/detail/packet.hpp>
+#include <rope/detail/quantize.hpp>
 #include <rope/rope.hpp>
 
 #include "buffers.hpp"
@@ -510,6 +511,80 @@ void kv_cache(benchmark::State& state, KvPass pass, Layout layout, std::size_t t
                           std::int64_t(tokens * (q_row + k_row)));
 }
 
+// Keys into a quantised cache (Qwen3-8B's attention as kv_cache above, float activations,
+// half_split): the queries rotated in place and the keys rotated in float and quantised into
+// their slot's row, fp8 E4M3 (a scale for the tensor), int8 (a scale per head) or ggml's q8_0 and
+// q4_0 blocks.
+//   fused     apply_qk(Queries(q), Keys(k, KeyCache<K>{rows, slots, scales})): one pass;
+//   separate  the passes it replaces: apply_qk(q, k) in place, then each key row quantised into
+//             its slot by the same quantiser (rope::detail's, the one the fused pass calls);
+//   limit     the same bytes with the least work: x *= 1 over q, each key row read (summed in
+//             registers), the cache row's bytes written (a memset).
+template <class K>
+void kv_quantized(benchmark::State& state, KvPass pass, std::size_t tokens) {
+  constexpr std::size_t d = kKvHeadSize, q_row = kKvQueryHeads * d, k_row = kKvKeyHeads * d;
+  constexpr std::size_t per = rope::values_per_element_v<K>;
+  constexpr std::size_t row_bytes = k_row / per * sizeof(K);
+  const std::size_t cache_rows = 2 * tokens + 64;
+  Buffer<float> q = filled<float>(tokens * q_row, 1);
+  const Buffer<float> k = filled<float>(tokens * k_row, 2);
+  Buffer<K> cache(cache_rows * k_row / per);
+  std::vector<float> row_scales(cache_rows * kKvKeyHeads);
+  std::vector<std::int64_t> slots(tokens);
+  for (std::size_t t = 0; t < tokens; ++t) slots[t] = std::int64_t((t * 7 + 3) % cache_rows);
+  const std::vector<std::int64_t> positions = bench::positions_for(tokens, kDecodePosition);
+  const auto rot = make_rotary<float, 128>(Layout::half_split);
+  const auto q_view = rope::View<float>::contiguous(q.data(), tokens, kKvQueryHeads, d);
+  const auto k_view = rope::View<const float>::contiguous(k.data(), tokens, kKvKeyHeads, d);
+  const rope::CacheScales scales =
+      std::is_same_v<K, std::int8_t> ? rope::CacheScales::rows(row_scales.data(), row_scales.size())
+      : per == 1                     ? rope::CacheScales::tensor(0.05)
+                                     : rope::CacheScales{};
+  const rope::KeyCache<K> to{
+      rope::View<K>::contiguous(cache.data(), cache_rows, kKvKeyHeads, d / per),
+      rope::Slots(slots.data(), tokens), scales};
+  const rope::detail::QuantizeJob quantize = rope::detail::quantize_job<K>(scales, d, kKvKeyHeads);
+  Buffer<float> k_work = k;
+  const auto k_work_view = rope::View<float>::contiguous(k_work.data(), tokens, kKvKeyHeads, d);
+  using FloatArray = Eigen::Array<float, Eigen::Dynamic, 1>;
+  float one = 1;
+  benchmark::DoNotOptimize(one);
+  auto* bytes = reinterpret_cast<unsigned char*>(cache.data());
+  for (auto _ : state) {
+    switch (pass) {
+      case KvPass::fused:
+        rot.apply_qk(rope::Queries(q_view), rope::Keys(k_view, to), positions.data());
+        break;
+      case KvPass::fused_unchecked:
+        rot.apply_qk(rope::unchecked, rope::Queries(q_view), rope::Keys(k_view, to),
+                     positions.data());
+        break;
+      case KvPass::separate:
+        rot.apply_qk(q_view, k_work_view, positions.data());
+        for (std::size_t t = 0; t < tokens; ++t) {
+          const std::size_t r = std::size_t(slots[t]);
+          quantize.store(quantize, k_work.data() + t * k_row, kKvKeyHeads, bytes + r * row_bytes,
+                         row_bytes / kKvKeyHeads, r);
+        }
+        break;
+      case KvPass::limit:
+        for (std::size_t t = 0; t < tokens; ++t) {
+          Eigen::Map<FloatArray>(q.data() + t * q_row, Eigen::Index(q_row)) *= one;
+          float sum = Eigen::Map<const FloatArray>(k.data() + t * k_row, Eigen::Index(k_row)).sum();
+          benchmark::DoNotOptimize(sum);
+          std::memset(bytes + std::size_t(slots[t]) * row_bytes, int(t & 0x7F), row_bytes);
+        }
+        break;
+    }
+    benchmark::ClobberMemory();
+  }
+  const std::size_t moved =
+      tokens * (2 * q_row * sizeof(float) + k_row * sizeof(float) + row_bytes);
+  state.SetBytesProcessed(std::int64_t(state.iterations()) * std::int64_t(moved));
+  state.SetItemsProcessed(std::int64_t(state.iterations()) *
+                          std::int64_t(tokens * (q_row + k_row)));
+}
+
 // Multi-axis RoPE against ordinary RoPE on the same buffer: q and k of a fused
 // [tokens][28 + 4 + 4 heads][128] QKV buffer (Qwen2-VL-7B's attention), rotated by apply_qk.
 //   1d           Positions, ordinary RoPE (the reference cost);
@@ -881,6 +956,22 @@ int main(int argc, char** argv) {
                                        kv_cache<Eigen::bfloat16>, pass, layout, tokens, norm);
         }
       }
+    }
+  }
+  for (const std::size_t tokens : {1U, 16U, 512U}) {
+    const std::pair<const char*, KvPass> passes[] = {
+        {"fused", KvPass::fused}, {"separate", KvPass::separate}, {"limit", KvPass::limit}};
+    for (const auto& [pass_name, pass] : passes) {
+      const std::string kernel = std::string("kv_quantized_") + pass_name;
+      const std::string tail = "/half_split/t" + std::to_string(tokens);
+      benchmark::RegisterBenchmark((kernel + "/fp8_e4m3" + tail).c_str(),
+                                   kv_quantized<rope::Float8E4M3>, pass, tokens);
+      benchmark::RegisterBenchmark((kernel + "/int8" + tail).c_str(), kv_quantized<std::int8_t>,
+                                   pass, tokens);
+      benchmark::RegisterBenchmark((kernel + "/q8_0" + tail).c_str(), kv_quantized<rope::BlockQ8_0>,
+                                   pass, tokens);
+      benchmark::RegisterBenchmark((kernel + "/q4_0" + tail).c_str(), kv_quantized<rope::BlockQ4_0>,
+                                   pass, tokens);
     }
   }
   for (const std::size_t tokens : {1U, 512U}) {

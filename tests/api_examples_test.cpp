@@ -569,6 +569,57 @@ TEST_CASE("api.md: keys into a KV cache", "[api][key_cache]") {
   }
 }
 
+TEST_CASE("api.md: keys into a quantised cache", "[api][quantized]") {
+  constexpr std::size_t q_heads = 4, k_heads = 2, d = 128, tokens = 3, rows = 16;
+  const rope::Rotary<float, 128> rot;
+  std::mt19937_64 rng(31);
+  const auto q_in = rope_test::random_vector<float>(tokens * q_heads * d, rng);
+  const auto k = rope_test::random_vector<float>(tokens * k_heads * d, rng);
+  std::vector<float> q = q_in, q_float = q_in, keys_float(rows * k_heads * d, 0.0f);
+  std::vector<rope::BlockQ8_0> blocks(rows * k_heads * d / 32);
+  std::vector<rope::Float8E4M3> fp8(rows * k_heads * d);
+  const std::int64_t positions[tokens] = {40, 41, 42};
+  const std::int64_t slots[tokens] = {9, 10, 11};
+  const auto q_view = rope::View<float>::contiguous(q.data(), tokens, q_heads, d);
+  const auto k_view = rope::View<const float>::contiguous(k.data(), tokens, k_heads, d);
+  // [api: quantized cache]
+  // llama.cpp's -ctk q8_0: a row of each token is k_heads × d/32 blocks; the keys are rotated
+  // in float and quantised once, straight into rows 9, 10 and 11.
+  const auto q8_rows =
+      rope::View<rope::BlockQ8_0>::contiguous(blocks.data(), rows, k_heads, d / 32);
+  rot.apply_qk(rope::Queries(q_view),
+               rope::Keys(k_view, rope::KeyCache<rope::BlockQ8_0>{q8_rows, {slots, tokens}}),
+               positions);
+  // An fp8 (E4M3) cache with vLLM's k_scale: each value stored as fp8(x / 0.05).
+  const auto fp8_rows = rope::View<rope::Float8E4M3>::contiguous(fp8.data(), rows, k_heads, d);
+  rot.apply_qk(rope::Queries(q_view),
+               rope::Keys(k_view,
+                          rope::KeyCache<rope::Float8E4M3>{
+                              fp8_rows, {slots, tokens}, rope::CacheScales::tensor(0.05)}),
+               positions);
+  // [api: quantized cache end]
+  // Each q8_0 value decodes (d·q) to the key rotated in float within half a step and the
+  // scale's rounding to binary16; each fp8 value within half its spacing (2^-4 of it, E4M3's 3
+  // mantissa bits) times the scale.
+  rot.apply_qk(rope::Queries(rope::View<float>::contiguous(q_float.data(), tokens, q_heads, d)),
+               rope::Keys<float, float>(
+                   k_view, {rope::View<float>::contiguous(keys_float.data(), rows, k_heads, d),
+                            {slots, tokens}}),
+               positions);
+  for (std::size_t t = 0; t < tokens; ++t) {
+    for (std::size_t i = 0; i < k_heads * d; ++i) {
+      const std::size_t at = std::size_t(slots[t]) * k_heads * d + i;
+      const rope::BlockQ8_0& block = blocks[at / 32];
+      const float step = float(Eigen::numext::bit_cast<Eigen::half>(block.d));
+      REQUIRE(std::fabs(step * float(block.q[at % 32]) - keys_float[at]) <=
+              std::fabs(step) * (0.5f + 127 * 0x1p-10f));
+      const float stored = rope::to_float(fp8[at]);
+      REQUIRE(std::fabs(stored * 0.05f - keys_float[at]) <=
+              std::fabs(keys_float[at]) * 0x1p-4f + 0.05f * 0x1p-10f);
+    }
+  }
+}
+
 TEST_CASE("api.md: QK-norm fused with RoPE", "[api][qk_norm]") {
   constexpr std::size_t q_heads = 4, k_heads = 2, d = 128, tokens = 2, rows = 8;
   rope::Options options;

@@ -124,6 +124,20 @@ TEMPLATE_TEST_CASE("simd: div and sqrt are the rounded operations, lane by lane"
   }
 }
 
+TEST_CASE("simd: max and min of float lanes, lane by lane", "[simd]") {
+  using P = simd::Packet<float>;
+  constexpr std::size_t L = simd::kLanes<float>;
+  std::mt19937_64 rng(4);
+  const std::vector<float> a = lanes_of<float>(L, rng), b = lanes_of<float>(L, rng);
+  std::vector<float> high(L), low(L);
+  simd::store(high.data(), simd::max(simd::load<P>(a.data()), simd::load<P>(b.data())));
+  simd::store(low.data(), simd::min(simd::load<P>(a.data()), simd::load<P>(b.data())));
+  for (std::size_t i = 0; i < L; ++i) {
+    REQUIRE(high[i] == std::max(a[i], b[i]));
+    REQUIRE(low[i] == std::min(a[i], b[i]));
+  }
+}
+
 TEMPLATE_TEST_CASE("simd: broadcast fills every lane, sum adds the lanes", "[simd]", float,
                    double) {
   using T = TestType;

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <rope/quantized.hpp>
 #include <rope/view.hpp>
 
 namespace rope {
@@ -76,13 +77,34 @@ class Slots {
   std::uint64_t first_ = 0;
 };
 
-/// The keys' destination of a fused apply_qk: the rows of a cache of K (float, Eigen::half or
-/// Eigen::bfloat16 for keys computed in float; double for double), and the row of each token.
-/// Each row holds the keys' heads: rows.heads() equals the keys' head count.
+/// The scales of a quantised key cache (rope/quantized.hpp), as its element type takes them:
+///
+///     CacheScales::tensor(s)        fp8: x is stored as fp8(x / s); s finite and > 0
+///     CacheScales::rows(scales, n)  int8: the call writes the scale of row r's head h at
+///                                   scales[r · heads + h] (n entries, at least rows × heads)
+///
+/// Float, 16-bit and block caches take none (a block holds its own scale). No ownership.
+struct CacheScales {
+  double scale = 1.0;
+  float* per_row = nullptr;
+  std::size_t size = 0;
+
+  static CacheScales tensor(double s) noexcept { return {s, nullptr, 0}; }
+  static CacheScales rows(float* scales, std::size_t count) noexcept {
+    return {1.0, scales, count};
+  }
+};
+
+/// The keys' destination of a fused apply_qk: the rows of a cache of K, and the row of each
+/// token. K is float, Eigen::half or Eigen::bfloat16 for keys computed in float (double for
+/// double), or a quantised type of rope/quantized.hpp for keys computed in float. Each row holds
+/// the keys' heads: rows.heads() equals the keys' head count, and a head is head_size elements
+/// (head_size / 32 for ggml's blocks).
 template <class K>
 struct KeyCache {
   View<K> rows;
   Slots slots = {};
+  CacheScales scales = {};
 };
 
 }  // namespace ROPE_DETAIL_ISA

@@ -55,13 +55,14 @@ struct Queries {
 };
 
 /// The keys of a fused call: read from `in`, rotated into `out` (in place when out is in), or
-/// into the rows of a KV cache of K (float, Eigen::half or Eigen::bfloat16 for keys computed in
-/// float; double for double) at the rows `slots` names; normalised as `norm` says.
+/// into the rows of a KV cache of K at the rows `slots` names (K as KeyCache says: float, 16-bit,
+/// or quantised with its `scales`); normalised as `norm` says.
 template <class T, class K = T>
 struct Keys {
   View<const T> in;
   View<K> out;
   Slots slots = {};
+  CacheScales scales = {};
   Norm<T> norm = {};
 
   /// In place.
@@ -69,7 +70,7 @@ struct Keys {
   Keys(View<T> x) noexcept : in(x), out(x) {}  // NOLINT(google-explicit-constructor)
   /// Into a KV cache: row cache.slots(t) of cache.rows for token t.
   Keys(View<const T> source, const KeyCache<K>& cache) noexcept
-      : in(source), out(cache.rows), slots(cache.slots) {}
+      : in(source), out(cache.rows), slots(cache.slots), scales(cache.scales) {}
 
   /// The same keys, normalised by `n`.
   Keys normalized(const Norm<T>& n) const noexcept {

@@ -15,6 +15,7 @@
 #include <rope/normalize.hpp>
 #include <rope/positions.hpp>
 #include <rope/qk_norm.hpp>
+#include <rope/quantized.hpp>
 #include <rope/query_scale.hpp>
 #include <rope/reference.hpp>
 #include <rope/roles.hpp>

@@ -273,24 +273,25 @@ ROPE_DETAIL_COLD inline bool overlapping_heads(const HeadIntervals& a, const Hea
 }
 
 // check_disjoint past its O(1) cases (below), compiled for size: it runs only for views with
-// heads whose extents meet and that are not the same heads.
+// heads whose extents meet and that are not the same heads. A head of a is a_head elements, one
+// of b b_head (they differ for a cache of blocks).
 ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_heads_disjoint(
-    const char* a_name, const Geometry& a, const char* b_name, const Geometry& b,
-    std::size_t head_size, bool in_place_allowed) {
+    const char* a_name, const Geometry& a, std::size_t a_head, const char* b_name,
+    const Geometry& b, std::size_t b_head, bool in_place_allowed) {
   const auto first = [](const Geometry& v, std::size_t batch) {
     return v.data + batch * v.batch_stride;
   };
   const auto meet = [&](std::size_t i, std::size_t i_last, std::size_t j, std::size_t j_last) {
-    return first(a, i) < first(b, j_last) + b.span(head_size) &&
-           first(b, j) < first(a, i_last) + a.span(head_size);
+    return first(a, i) < first(b, j_last) + b.span(b_head) &&
+           first(b, j) < first(a, i_last) + a.span(a_head);
   };
   for (std::size_t i = 0; i < a.batches; ++i) {
     for (std::size_t j = 0; j < b.batches; ++j) {
       if (!meet(i, i, j, j)) continue;
       std::size_t at[2], bt[2];
-      if (!overlapping_heads(HeadIntervals(a.sequence(i), head_size),
-                             HeadIntervals(b.sequence(j), head_size), in_place_allowed && i == j,
-                             at, bt)) {
+      if (!overlapping_heads(HeadIntervals(a.sequence(i), a_head),
+                             HeadIntervals(b.sequence(j), b_head), in_place_allowed && i == j, at,
+                             bt)) {
         continue;
       }
       invalid(
@@ -322,12 +323,17 @@ ROPE_DETAIL_INLINE bool same_view(const Geometry& a, const Geometry& b) noexcept
 // message are counted over the batch). Views that passed check_view. The O(1) cases are decided
 // here, inline: a call's views are usually in place or far apart, and a decode step would
 // otherwise spend more on the pairs of a fused call than on rotating its keys.
-inline void check_disjoint(const char* a_name, const Geometry& a, const char* b_name,
-                           const Geometry& b, std::size_t head_size, bool in_place_allowed) {
+inline void check_disjoint(const char* a_name, const Geometry& a, std::size_t a_head,
+                           const char* b_name, const Geometry& b, std::size_t b_head,
+                           bool in_place_allowed) {
   if (a.rows() == 0 || a.heads == 0 || b.rows() == 0 || b.heads == 0) return;  // no heads
   if (in_place_allowed && same_heads(a, b)) return;                            // in place
-  if (a.data >= b.end(head_size) || b.data >= a.end(head_size)) return;        // far apart
-  check_heads_disjoint(a_name, a, b_name, b, head_size, in_place_allowed);
+  if (a.data >= b.end(b_head) || b.data >= a.end(a_head)) return;              // far apart
+  check_heads_disjoint(a_name, a, a_head, b_name, b, b_head, in_place_allowed);
+}
+inline void check_disjoint(const char* a_name, const Geometry& a, const char* b_name,
+                           const Geometry& b, std::size_t head_size, bool in_place_allowed) {
+  check_disjoint(a_name, a, head_size, b_name, b, head_size, in_place_allowed);
 }
 
 inline void check_position(std::int64_t position, std::size_t token) {

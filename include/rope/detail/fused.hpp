@@ -6,6 +6,7 @@
 #include <rope/config.hpp>
 #if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
 
+#include <cfloat>
 #include <cstddef>
 #include <optional>
 #include <type_traits>
@@ -15,12 +16,14 @@
 #include <rope/detail/geometry.hpp>
 #include <rope/detail/jobs.hpp>
 #include <rope/detail/norm.hpp>
+#include <rope/detail/quantize.hpp>
 #include <rope/detail/query_scales.hpp>
 #include <rope/detail/values.hpp>
 #include <rope/detail/walk.hpp>
 #include <rope/execution.hpp>
 #include <rope/layout.hpp>
 #include <rope/positions.hpp>
+#include <rope/quantized.hpp>
 #include <rope/roles.hpp>
 #include <rope/scalar.hpp>
 
@@ -33,12 +36,18 @@ namespace detail {
 // rows at the slots, by the keys' kernel, which writes the cache's type, with copy_outside
 // converting what it leaves), the norms' jobs and the scale. A call of plain roles hands the
 // jobs to the walk as they are.
+enum class Quantization { none, fp8, int8, blocks };
+
 struct Fused {
   Job jobs[2];
   const Slots* slots;               // the keys' role's
   const QueryScale* scale;          // null: not scaled
   std::optional<NormJob> q_norm{};  // empty: not normalised
   std::optional<NormJob> k_norm{};
+  const CacheScales* scales = nullptr;  // the keys' role's
+  Quantization quantization = Quantization::none;
+  std::size_t per_element = 1;  // values per element of k_out: 32 for a cache of blocks
+  std::optional<QuantizeJob> k_quantize{};
 
   const Geometry& q() const noexcept { return jobs[0].src; }
   const Geometry& q_out() const noexcept { return jobs[0].dst; }
@@ -51,18 +60,85 @@ struct Fused {
 template <int Half, class T, class K>
 Fused fused_of(const Queries<T>& q, const Keys<T, K>& k, Layout layout,
                std::size_t head_size) noexcept {
-  static_assert(is_storage_type_v<K> && std::is_same_v<compute_t<K>, compute_t<T>>,
+  static_assert((is_storage_type_v<K> && std::is_same_v<compute_t<K>, compute_t<T>>) ||
+                    (is_quantized_v<K> && std::is_same_v<compute_t<T>, float>),
                 "rope::Keys<T, K>: K must compute in T's type: float, Eigen::half or "
-                "Eigen::bfloat16 for float and 16-bit T; double for double");
+                "Eigen::bfloat16 for float and 16-bit T; double for double; or, for float "
+                "and 16-bit T, a quantised type of rope/quantized.hpp");
+  // Into a quantised cache the keys' kernel, copy and norm write float (the walk quantises it).
+  using D = std::conditional_t<is_quantized_v<K>, float, K>;
   Fused f{{{q.in, q.out}, {k.in, k.out}}, &k.slots, q.scale ? &*q.scale : nullptr};
   // A kind out of range is not none: the check names it.
   if (q.norm.kind != NormKind::none) f.q_norm = norm_job<T, T>(q.norm, head_size);
-  if (k.norm.kind != NormKind::none) f.k_norm = norm_job<T, K>(k.norm, head_size);
+  if (k.norm.kind != NormKind::none) f.k_norm = norm_job<T, D>(k.norm, head_size);
   f.jobs[0].scale_outside = &scale_outside_slice<T>;
-  f.jobs[1].kernel = kernel_for<Half, T, K>(layout);
-  if constexpr (!std::is_same_v<T, K>) f.jobs[1].copy_outside = &convert_outside_slice<T, K>;
+  f.jobs[1].kernel = kernel_for<Half, T, D>(layout);
+  if constexpr (!std::is_same_v<T, D>) f.jobs[1].copy_outside = &convert_outside_slice<T, D>;
   if (k.slots.kind() != Slots::Kind::same_rows) f.jobs[1].slots = &k.slots;
+  f.scales = &k.scales;
+  if constexpr (is_quantized_v<K>) {
+    f.quantization = std::is_same_v<K, std::int8_t>  ? Quantization::int8
+                     : values_per_element_v<K> == 32 ? Quantization::blocks
+                                                     : Quantization::fp8;
+    f.per_element = values_per_element_v<K>;
+    f.k_quantize = quantize_job<K>(k.scales, head_size, k.out.heads());
+  }
   return f;
+}
+
+// A quantised cache's scales (after the views and index arrays): fp8's finite and > 0; int8's
+// array given, long enough for the cache's rows, and sharing no byte with the views and the index
+// arrays the call reads (the walk writes it as it goes); other caches take none.
+ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_cache_scales(const Fused& f,
+                                                                     std::size_t head_size,
+                                                                     const Positions& positions,
+                                                                     TokenRange range) {
+  const CacheScales& s = *f.scales;
+  if (f.quantization != Quantization::fp8 && s.scale != 1.0) {
+    invalid("rope: a scale %g for a cache that takes none (fp8 caches take one)", s.scale);
+  }
+  if (f.quantization != Quantization::int8 && s.per_row != nullptr) {
+    invalid("rope: scales per row for a cache that takes none (int8 caches take them)");
+  }
+  if (f.quantization == Quantization::fp8 &&
+      !(s.scale >= static_cast<double>(FLT_MIN) && s.scale <= static_cast<double>(FLT_MAX))) {
+    invalid(
+        "rope: the fp8 cache's scale %g must be finite and > 0, a normal float (at least "
+        "%g, at most %g)",
+        s.scale, static_cast<double>(FLT_MIN), static_cast<double>(FLT_MAX));
+  }
+  if (f.quantization != Quantization::int8 || f.k().heads == 0) return;
+  const std::size_t needed = f.k_out().rows() * f.k_out().heads;
+  if (s.per_row == nullptr) {
+    invalid("rope: an int8 cache needs its scales array (CacheScales::rows): none given");
+  }
+  if (s.size < needed) {
+    invalid(
+        "rope: the int8 cache's scales array holds %zu scales but the cache's %zu rows x %zu "
+        "heads need %zu",
+        s.size, f.k_out().rows(), f.k_out().heads, needed);
+  }
+  // By extent, as the index arrays (E78).
+  const IndexBytes scale_bytes = index_bytes(s.per_row, sizeof(float), 0, needed - 1);
+  const auto apart = [&](const char* name, IndexBytes bytes) {
+    if (bytes.begin < scale_bytes.end && scale_bytes.begin < bytes.end) {
+      invalid(
+          "rope: the int8 cache's scales (%zu bytes from %#zx) share bytes with %s: the call "
+          "writes the scales",
+          static_cast<std::size_t>(scale_bytes.end - scale_bytes.begin),
+          static_cast<std::size_t>(scale_bytes.begin), name);
+    }
+  };
+  const auto view_bytes = [](const Geometry& view, std::size_t head) {
+    return view.rows() == 0 || view.heads == 0 ? IndexBytes{}
+                                               : IndexBytes{view.data, view.end(head)};
+  };
+  apart("q", view_bytes(f.q(), head_size));
+  apart("q_out", view_bytes(f.q_out(), head_size));
+  apart("k", view_bytes(f.k(), head_size));
+  apart("the cache", view_bytes(f.k_out(), head_size / f.per_element));
+  apart("the positions array", index_bytes(positions, range));
+  if (f.slots->data() != nullptr) apart("the slot array", index_bytes(*f.slots, range));
 }
 
 // The checks of a fused call, in the order docs/errors.md lists them: the views; q_out of q's
@@ -75,6 +151,13 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_fused(const Fused& f, std::size_t h
                                                    const Positions& positions, std::size_t axes,
                                                    const Call& call, bool coordinates = true) {
   check_direction(call.direction);
+  if (head_size % f.per_element != 0) {
+    invalid(
+        "rope: the cache's blocks hold %zu values each, but the head size %zu is not a "
+        "multiple of %zu",
+        f.per_element, head_size, f.per_element);
+  }
+  const std::size_t cache_head = head_size / f.per_element;  // elements of a cache head
   // A role in place is one view: checked once, and not against itself.
   const bool rows_t = f.slots->kind() == Slots::Kind::same_rows;
   const bool q_in_place = same_view(f.q(), f.q_out()),
@@ -82,7 +165,7 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_fused(const Fused& f, std::size_t h
   check_view("q", f.q(), head_size);
   if (!q_in_place) check_view("q_out", f.q_out(), head_size);
   check_view("k", f.k(), head_size);
-  if (!k_in_place) check_view("cache", f.k_out(), head_size);
+  if (!k_in_place) check_view("cache", f.k_out(), cache_head);
   if (!q_in_place) check_same_shape("q", f.q(), "q_out", f.q_out());
   if (f.q().batches != f.k().batches || f.q().tokens != f.k().tokens) {
     invalid("rope: q has %zu tokens but k has %zu", f.q().rows(), f.k().rows());
@@ -96,10 +179,12 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_fused(const Fused& f, std::size_t h
   check_disjoint("q", f.q(), "k", f.k(), head_size, false);
   if (!q_in_place) check_disjoint("q_out", f.q_out(), "k", f.k(), head_size, false);
   if (!k_in_place) {
-    check_disjoint("cache", f.k_out(), "q", f.q(), head_size, false);
-    if (!q_in_place) check_disjoint("cache", f.k_out(), "q_out", f.q_out(), head_size, false);
+    check_disjoint("cache", f.k_out(), cache_head, "q", f.q(), head_size, false);
+    if (!q_in_place) {
+      check_disjoint("cache", f.k_out(), cache_head, "q_out", f.q_out(), head_size, false);
+    }
     if (!rows_t || !same_heads(f.k(), f.k_out())) {
-      check_disjoint("cache", f.k_out(), "k", f.k(), head_size, false);
+      check_disjoint("cache", f.k_out(), cache_head, "k", f.k(), head_size, false);
     }
   }
   const TokenRange range = call.range(f.q().rows());
@@ -111,15 +196,15 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_fused(const Fused& f, std::size_t h
   const char* k_out = same_heads(f.k(), f.k_out()) ? "k" : "cache";
   const IndexBytes position_bytes = index_bytes(positions, range);
   check_index_outside("positions", position_bytes, q_out, f.q_out(), head_size);
-  check_index_outside("positions", position_bytes, k_out, f.k_out(), head_size);
+  check_index_outside("positions", position_bytes, k_out, f.k_out(), cache_head);
   if (f.slots->data() != nullptr) {  // none for a ring or rows t
     const IndexBytes slot_bytes = index_bytes(*f.slots, range);
     check_index_outside("slot", slot_bytes, q_out, f.q_out(), head_size);
-    check_index_outside("slot", slot_bytes, k_out, f.k_out(), head_size);
+    check_index_outside("slot", slot_bytes, k_out, f.k_out(), cache_head);
   }
   if (call.execution.streaming_stores) {
     check_streaming(f.q(), f.q_out());
-    check_streaming(f.k(), f.k_out());
+    if (f.quantization == Quantization::none) check_streaming(f.k(), f.k_out());
   }
   // Roles without a norm have nothing to check (an enumerator out of range is not none).
   if (f.q_norm) {
@@ -131,6 +216,7 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_fused(const Fused& f, std::size_t h
                head_size, f.k().heads);
   }
   if (f.scale != nullptr) check_query_scale(*f.scale);
+  check_cache_scales(f, head_size, positions, range);
   return range;
 }
 
@@ -141,7 +227,7 @@ template <class Source>
 ROPE_DETAIL_INLINE void run_fused(const Source& source, Kernel kernel, const Fused& f,
                                   const Slice& slice, const Positions& positions, TokenRange range,
                                   Direction direction, const Execution& execution) {
-  if (f.scale == nullptr && !f.q_norm && !f.k_norm) {
+  if (f.scale == nullptr && !f.q_norm && !f.k_norm && !f.k_quantize) {
     run(source, kernel, f.jobs, 2, slice, range, direction, execution);
     return;
   }
@@ -153,6 +239,7 @@ ROPE_DETAIL_INLINE void run_fused(const Source& source, Kernel kernel, const Fus
   }
   jobs[0].norm = f.q_norm ? &*f.q_norm : nullptr;
   jobs[1].norm = f.k_norm ? &*f.k_norm : nullptr;
+  jobs[1].quantize = f.k_quantize ? &*f.k_quantize : nullptr;
   run(source, kernel, jobs, 2, slice, range, direction, execution);
 }
 

@@ -74,6 +74,19 @@ struct NormJob {
                 unsigned char* dst, std::size_t dst_stride);
 };
 
+// A job into a quantised cache (rope/quantized.hpp): the job's kernel, copy and norm write its
+// heads in float, into a buffer of the walk's; `store` quantises `count` such heads (head n at
+// heads + n·head_size) into a cache row (head n at dst + n·dst_stride bytes), the row's index
+// r naming where an int8 cache's scales go (per_row[r · heads + n]).
+struct QuantizeJob {
+  std::size_t head_size;
+  float scale;     // fp8: the values stored are x / scale
+  float* per_row;  // int8: the scale of each (row, head)
+  std::size_t heads;
+  void (*store)(const QuantizeJob& job, const float* heads, std::size_t count, unsigned char* dst,
+                std::size_t dst_stride, std::size_t r);
+};
+
 // Heads a normalised job takes at a time through its buffer: 4 KiB of them, so that the buffer
 // stays in L1 beside the token's heads.
 inline std::size_t norm_group(std::size_t bytes_per_head) noexcept {
@@ -87,7 +100,8 @@ inline std::size_t norm_group(std::size_t bytes_per_head) noexcept {
 // A job into a cache (the keys of a fused apply_qk) has its own kernel, from the keys' type to
 // the cache's, and copy_outside to convert the coordinates the kernel does not reach; its slots
 // give token t's row of dst (negative: skipped). Without them the job uses the call's kernel,
-// copies bytes, and writes token t to row t.
+// copies bytes, and writes token t to row t. Into a quantised cache, its kernel and copy write
+// float, and `quantize` takes the float heads into dst.
 struct Job {
   // A constructor, not an aggregate: the fields it leaves null are written once, where g++
   // zeroed a fused call's whole jobs first (docs/measurements/2026-12-03-amd-epyc-roles.md).
@@ -102,6 +116,7 @@ struct Job {
   CopyOutside copy_outside = nullptr;
   const Slots* slots = nullptr;
   const NormJob* norm = nullptr;
+  const QuantizeJob* quantize = nullptr;
 };
 
 template <int Half, class S, class D, Layout L>

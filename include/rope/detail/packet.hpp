@@ -494,6 +494,38 @@ P div(const P& a, const P& b) {
   return Eigen::internal::pdiv(a, b);
 }
 
+/// binary16 bits of v, rounded to nearest even (overflow to infinity): the F16C instruction
+/// where the target has it (Eigen's conversion is a software one under g++).
+inline std::uint16_t half_bits(float v) noexcept {
+#if defined(__F16C__)
+  return static_cast<std::uint16_t>(_cvtss_sh(v, _MM_FROUND_TO_NEAREST_INT));
+#else
+  return Eigen::numext::bit_cast<std::uint16_t>(Eigen::half(v));
+#endif
+}
+
+/// Lane-wise max(a, b) and min(a, b) of float lanes (NaN: either operand). The zero-masking
+/// AVX-512 forms with every lane kept: GCC 12's unmasked ones pass an undefined register that
+/// -Wuninitialized reports in the caller's TU.
+inline float max(float a, float b) { return a > b ? a : b; }
+inline float min(float a, float b) { return a < b ? a : b; }
+#if defined(__SSE2__)
+inline __m128 max(__m128 a, __m128 b) { return _mm_max_ps(a, b); }
+inline __m128 min(__m128 a, __m128 b) { return _mm_min_ps(a, b); }
+#endif
+#if defined(__AVX__)
+inline __m256 max(__m256 a, __m256 b) { return _mm256_max_ps(a, b); }
+inline __m256 min(__m256 a, __m256 b) { return _mm256_min_ps(a, b); }
+#endif
+#if defined(__AVX512F__)
+inline __m512 max(__m512 a, __m512 b) { return _mm512_maskz_max_ps(0xFFFF, a, b); }
+inline __m512 min(__m512 a, __m512 b) { return _mm512_maskz_min_ps(0xFFFF, a, b); }
+#endif
+#if defined(__aarch64__) && defined(__ARM_NEON)
+inline float32x4_t max(float32x4_t a, float32x4_t b) { return vmaxq_f32(a, b); }
+inline float32x4_t min(float32x4_t a, float32x4_t b) { return vminq_f32(a, b); }
+#endif
+
 /// Lane-wise √a, rounded once: per lane the bits of std::sqrt. The target's instruction, called
 /// directly: Eigen's psqrt for float is an estimate with one Newton step under its default
 /// EIGEN_FAST_MATH, whose bits differ from the rounded root and from one target to the next.

@@ -177,17 +177,11 @@ void walk(const Source& source, Kernel kernel, bool inverse, bool streaming, con
   std::vector<C> scaled;              // the row of a scaled job
   std::vector<unsigned char> buffer;  // streaming stores only
   Uninitialized normalized;           // normalised jobs only
+  Uninitialized staged;               // quantised jobs only: a token's heads in float
   for (std::size_t t = tokens.first; t < tokens.last; ++t) {
     const void* row = source.row(t, scratch);
-    for (std::size_t i = 0; i < job_count; ++i) {
-      const Job& job = jobs[i];
-      if (job.src.heads == 0) continue;
-      std::size_t r = t;  // the row of dst
-      if (job.slots != nullptr) {
-        const std::int64_t slot = job.slots->row(t, job.dst.rows());
-        if (slot < 0) continue;
-        r = static_cast<std::size_t>(slot);
-      }
+    // Job's token t into row r of its dst, through its own kernel where it has one.
+    const auto rotate = [&](const Job& job, std::size_t r) {
       const Kernel job_kernel = job.kernel != nullptr ? job.kernel : kernel;
       const void* job_row = row;
       // A scale before the kernel, in its row, but after a norm that follows RoPE (which would
@@ -203,7 +197,7 @@ void walk(const Source& source, Kernel kernel, bool inverse, bool streaming, con
       }
       if (job.norm != nullptr) {
         rotate_normalized(job_kernel, kernel, job, t, r, job_row, slice, inverse, normalized);
-      } else if (streaming) {
+      } else if (streaming && job.quantize == nullptr) {
         rotate_streaming(job_kernel, job, t, r, job_row, slice, inverse, buffer);
       } else {
         rotate_heads(job_kernel, job.src, t, 0, job.src.heads, destination_head(job.dst, r, 0),
@@ -214,6 +208,31 @@ void walk(const Source& source, Kernel kernel, bool inverse, bool streaming, con
         job.scale_outside(destination_head(job.dst, r, 0), job.dst.head_stride, job.dst.heads,
                           slice, job.scales[t]);
       }
+    };
+    for (std::size_t i = 0; i < job_count; ++i) {
+      const Job& job = jobs[i];
+      if (job.src.heads == 0) continue;
+      std::size_t r = t;  // the row of dst
+      if (job.slots != nullptr) {
+        const std::int64_t slot = job.slots->row(t, job.dst.rows());
+        if (slot < 0) continue;
+        r = static_cast<std::size_t>(slot);
+      }
+      if (job.quantize == nullptr) {
+        rotate(job, r);
+        continue;
+      }
+      // Into a quantised cache: the token's heads rotated by the job (its kernel and norm write
+      // float) into a buffer, then quantised into row r.
+      const QuantizeJob& q = *job.quantize;
+      const std::size_t heads = job.src.heads, bytes = q.head_size * sizeof(float);
+      Job in_float = job;
+      in_float.dst = Geometry(View<float>::contiguous(
+          reinterpret_cast<float*>(staged.room(heads * bytes)), 1, heads, q.head_size));
+      in_float.slots = nullptr;
+      rotate(in_float, 0);
+      q.store(q, reinterpret_cast<const float*>(destination_head(in_float.dst, 0, 0)), heads,
+              destination_head(job.dst, r, 0), job.dst.head_stride, r);
     }
   }
   if (streaming) simd::fence();

@@ -1,0 +1,225 @@
+// The quantisers of rope/quantized.hpp's cache types, from heads of float, as the walk calls them
+// (QuantizeJob, jobs.hpp). Each is the formula docs/api.md states for its format, one value at a
+// time in plain loops the compiler vectorises.
+//
+// Where a formula rounds a product and then adds to it, the code must not leave the compiler a
+// float product followed by a sum: g++ outside ISO mode contracts the two into one fused
+// multiply-add, whose single rounding changes the bits. q4_0's x·id + 8.5 is formed in double
+// (exact) and rounded to float; q8_0 rounds x·id with no addition at all; int8 and fp8 divide.
+#pragma once
+
+#include <rope/config.hpp>
+#if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include <Eigen/Core>
+
+#include <rope/detail/jobs.hpp>
+#include <rope/detail/packet.hpp>
+#include <rope/key_cache.hpp>
+#include <rope/quantized.hpp>
+
+namespace rope {
+inline namespace ROPE_DETAIL_ISA {
+namespace detail {
+
+inline std::uint32_t float_bits(float v) noexcept {
+  std::uint32_t u;
+  std::memcpy(&u, &v, sizeof u);
+  return u;
+}
+
+// The two fp8 formats: exponent bias, mantissa bits, largest finite value.
+template <class F>
+struct Fp8;
+template <>
+struct Fp8<Float8E4M3> {
+  static constexpr int bias = 7, mantissa = 3;
+  static constexpr float max = 448.0f;
+};
+template <>
+struct Fp8<Float8E5M2> {
+  static constexpr int bias = 15, mantissa = 2;
+  static constexpr float max = 57344.0f;
+};
+
+// v in the fp8 format F: |v| saturated at F's largest value, then rounded to nearest even; NaN
+// stays NaN (0x7F with v's sign).
+template <class F>
+std::uint8_t to_fp8(float v) noexcept {
+  constexpr int M = Fp8<F>::mantissa, B = Fp8<F>::bias;
+  constexpr float smallest_normal = 1.0f / static_cast<float>(1 << (B - 1));
+  const std::uint32_t sign = (float_bits(v) >> 24) & 0x80u;
+  const float a = std::fabs(v);
+  const bool nan = !(a == a);
+  const float c = a < Fp8<F>::max ? a : Fp8<F>::max;
+  // A normal value: the float's exponent and mantissa rounded to M bits, ties to even (a carry
+  // out of the mantissa moves into the exponent), then the exponent rebiased.
+  const std::uint32_t b = float_bits(c);
+  const std::uint32_t rounded = (b + (1u << (22 - M)) - 1u + ((b >> (23 - M)) & 1u)) >> (23 - M);
+  const std::uint32_t normal = rounded - ((127u - B) << M);
+  // Below the smallest normal: c in units of the smallest subnormal, rounded to nearest even by
+  // the addition of 2^23 (c·2^(B−1+M) is exact and at most 2^M).
+  const float units = c * static_cast<float>(1 << (B - 1 + M)) + 8388608.0f;
+  const std::uint32_t subnormal = float_bits(units) - 0x4B000000u;
+  const std::uint32_t code = c < smallest_normal ? subnormal : normal;
+  return static_cast<std::uint8_t>(sign | (nan ? 0x7Fu : code));
+}
+
+// ---- the stores, one per cache type -------------------------------------------------------
+
+// fp8: each value x / scale in F.
+template <class F>
+void store_fp8(const QuantizeJob& job, const float* heads, std::size_t count, unsigned char* dst,
+               std::size_t dst_stride, std::size_t) {
+  const std::size_t d = job.head_size;
+  for (std::size_t n = 0; n < count; ++n) {
+    const float* x = heads + n * d;
+    unsigned char* y = dst + n * dst_stride;
+    for (std::size_t i = 0; i < d; ++i) y[i] = to_fp8<F>(x[i] / job.scale);
+  }
+}
+
+// The largest and the smallest of n values, a register of them at a time (a NaN among them
+// gives unspecified results).
+struct Extremes {
+  float high, low;
+  // The largest magnitude, +0 for zeros.
+  float magnitude() const noexcept { return std::fabs(high > -low ? high : low); }
+};
+inline Extremes extremes(const float* x, std::size_t n) {
+  using P = simd::Packet<float>;
+  constexpr std::size_t L = static_cast<std::size_t>(simd::kLanes<float>);
+  Extremes e{x[0], x[0]};
+  std::size_t i = 0;
+  if (n >= L) {
+    P high = simd::load<P>(x), low = high;
+    for (i = L; i + L <= n; i += L) {
+      const P v = simd::load<P>(x + i);
+      high = simd::max(high, v);
+      low = simd::min(low, v);
+    }
+    alignas(64) float lanes[2][L];
+    simd::store(lanes[0], high);
+    simd::store(lanes[1], low);
+    for (std::size_t l = 0; l < L; ++l) {
+      e.high = simd::max(e.high, lanes[0][l]);
+      e.low = simd::min(e.low, lanes[1][l]);
+    }
+  }
+  for (; i < n; ++i) {
+    e.high = simd::max(e.high, x[i]);
+    e.low = simd::min(e.low, x[i]);
+  }
+  return e;
+}
+
+// int8, one scale per head: s = max|x| / 127, q = x / s to nearest even (0 where s is 0 or x is
+// NaN), s written to per_row[r · heads + n]. The quotient is rounded before the addition of
+// 1.5·2^23 that rounds it to an integer (no multiply to fuse with).
+inline void store_int8(const QuantizeJob& job, const float* heads, std::size_t count,
+                       unsigned char* dst, std::size_t dst_stride, std::size_t r) {
+  const std::size_t d = job.head_size;
+  for (std::size_t n = 0; n < count; ++n) {
+    const float* x = heads + n * d;
+    auto* y = reinterpret_cast<std::int8_t*>(dst + n * dst_stride);
+    const float s = extremes(x, d).magnitude() / 127.0f;
+    for (std::size_t i = 0; i < d; ++i) {
+      const float v = x[i] / s;
+      const float clamped = v < -127.0f ? -127.0f : (v > 127.0f ? 127.0f : v);
+      const std::int32_t q =
+          static_cast<std::int32_t>(float_bits(clamped + 12582912.0f) - 0x4B400000u);
+      y[i] = static_cast<std::int8_t>(v == v ? q : 0);
+    }
+    job.per_row[r * job.heads + n] = s;
+  }
+}
+
+// ggml's q8_0 of 32 values: d = max|x| / 127, id = 1/d (0 where d is 0), q = x·id rounded half
+// away from zero: sign · ((trunc(|2v|) + 1) >> 1) for v = x·id, which needs no addition to the
+// product (2v is exact).
+inline void q8_0_block(const float* x, BlockQ8_0& block) {
+  const float d = extremes(x, 32).magnitude() / 127.0f;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  block.d = simd::half_bits(d);
+  for (int j = 0; j < 32; ++j) {
+    const float v = x[j] * id;
+    const float twice = std::fabs(v * 2.0f);
+    const std::int32_t n = twice < 256.0f ? static_cast<std::int32_t>(twice) : 0;  // NaN: 0
+    const std::int32_t magnitude = (n + 1) >> 1;
+    block.q[j] = static_cast<std::int8_t>(v < 0.0f ? -magnitude : magnitude);
+  }
+}
+
+// ggml's q4_0 of 32 values: m the first value of the largest magnitude (its sign kept),
+// d = m / −8, id = 1/d (0 where d is 0), q = min(15, trunc(x·id + 8.5)), value j in the low
+// nibble of byte j and value j + 16 in its high nibble. The sum is formed in double, exactly, and
+// rounded to float as ggml's float addition rounds it.
+inline void q4_0_block(const float* x, BlockQ4_0& block) {
+  // The largest and smallest values say the sign of the largest magnitude, unless both reach it
+  // (then the first of them, found by a scan; +0 for a block of zeros, as ggml starts from it).
+  const Extremes e = extremes(x, 32);
+  const float high = e.high, low = e.low;
+  float max = high > -low ? high : low;
+  if (high == -low) {
+    max = 0.0f;
+    for (int j = 0; j < 32 && high != 0.0f; ++j) {
+      if (std::fabs(x[j]) == high) {
+        max = x[j];
+        break;
+      }
+    }
+  }
+  const float d = max / -8.0f;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  block.d = simd::half_bits(d);
+  std::uint8_t q[32];
+  for (int j = 0; j < 32; ++j) {
+    const float y = static_cast<float>(static_cast<double>(x[j] * id) + 8.5);
+    const float in_range = y >= 0.0f ? (y < 15.0f ? y : 15.0f) : 0.0f;  // NaN: 0
+    q[j] = static_cast<std::uint8_t>(in_range);
+  }
+  for (int j = 0; j < 16; ++j) block.q[j] = static_cast<std::uint8_t>(q[j] | (q[j + 16] << 4));
+}
+
+template <class Block, void (*Quantize)(const float*, Block&)>
+void store_blocks(const QuantizeJob& job, const float* heads, std::size_t count, unsigned char* dst,
+                  std::size_t dst_stride, std::size_t) {
+  const std::size_t d = job.head_size;
+  for (std::size_t n = 0; n < count; ++n) {
+    for (std::size_t b = 0; b < d / 32; ++b) {
+      Block block;
+      Quantize(heads + n * d + 32 * b, block);
+      std::memcpy(dst + n * dst_stride + b * sizeof(Block), &block, sizeof(Block));
+    }
+  }
+}
+
+// The QuantizeJob of a cache of K (quantised) for heads of head_size, `heads` per row.
+template <class K>
+QuantizeJob quantize_job(const CacheScales& scales, std::size_t head_size,
+                         std::size_t heads) noexcept {
+  QuantizeJob job{head_size, static_cast<float>(scales.scale), scales.per_row, heads, nullptr};
+  if constexpr (std::is_same_v<K, Float8E4M3> || std::is_same_v<K, Float8E5M2>) {
+    job.store = &store_fp8<K>;
+  } else if constexpr (std::is_same_v<K, std::int8_t>) {
+    job.store = &store_int8;
+  } else if constexpr (std::is_same_v<K, BlockQ8_0>) {
+    job.store = &store_blocks<BlockQ8_0, &q8_0_block>;
+  } else {
+    static_assert(std::is_same_v<K, BlockQ4_0>, "a quantised cache type of rope/quantized.hpp");
+    job.store = &store_blocks<BlockQ4_0, &q4_0_block>;
+  }
+  return job;
+}
+
+}  // namespace detail
+}  // namespace ROPE_DETAIL_ISA
+}  // namespace rope
+
+#endif  // !ROPE_BELOW_CXX17
