@@ -39,14 +39,32 @@ namespace detail {
 enum class Quantization { none, fp8, int8, blocks };
 
 struct Fused {
+  // A constructor, not an aggregate initialisation: g++ zeroes a whole aggregate (744 bytes)
+  // before it writes the fields given (docs/measurements/2026-12-03-amd-epyc-roles.md).
+  Fused(const Geometry& q, const Geometry& q_out, const Geometry& k, const Geometry& k_out,
+        const Slots* keys_slots, const QueryScale* query_scale,
+        const CacheScales* cache_scales) noexcept
+      : jobs{Job(q, q_out), Job(k, k_out)},
+        slots(keys_slots),
+        scale(query_scale),
+        scales(cache_scales) {}
+
   Job jobs[2];
   const Slots* slots;               // the keys' role's
   const QueryScale* scale;          // null: not scaled
   std::optional<NormJob> q_norm{};  // empty: not normalised
   std::optional<NormJob> k_norm{};
-  const CacheScales* scales = nullptr;  // the keys' role's
+  const CacheScales* scales;  // the keys' role's
   Quantization quantization = Quantization::none;
   std::size_t per_element = 1;  // values per element of k_out: 32 for a cache of blocks
+  // Whether the keys' role has anything quantised or scaled for check_cache_scales to check.
+  bool cache_scaled() const noexcept {
+    return quantization != Quantization::none || scales->scale != 1.0 || scales->per_row != nullptr;
+  }
+  // head_size / per_element without a division (per_element is 1 or 32).
+  std::size_t cache_head(std::size_t head_size) const noexcept {
+    return per_element == 1 ? head_size : head_size / 32;
+  }
   std::optional<QuantizeJob> k_quantize{};
 
   const Geometry& q() const noexcept { return jobs[0].src; }
@@ -67,7 +85,7 @@ Fused fused_of(const Queries<T>& q, const Keys<T, K>& k, Layout layout,
                 "and 16-bit T, a quantised type of rope/quantized.hpp");
   // Into a quantised cache the keys' kernel, copy and norm write float (the walk quantises it).
   using D = std::conditional_t<is_quantized_v<K>, float, K>;
-  Fused f{{{q.in, q.out}, {k.in, k.out}}, &k.slots, q.scale ? &*q.scale : nullptr};
+  Fused f(q.in, q.out, k.in, k.out, &k.slots, q.scale ? &*q.scale : nullptr, &k.scales);
   // A kind out of range is not none: the check names it.
   if (q.norm.kind != NormKind::none) f.q_norm = norm_job<T, T>(q.norm, head_size);
   if (k.norm.kind != NormKind::none) f.k_norm = norm_job<T, D>(k.norm, head_size);
@@ -75,7 +93,6 @@ Fused fused_of(const Queries<T>& q, const Keys<T, K>& k, Layout layout,
   f.jobs[1].kernel = kernel_for<Half, T, D>(layout);
   if constexpr (!std::is_same_v<T, D>) f.jobs[1].copy_outside = &convert_outside_slice<T, D>;
   if (k.slots.kind() != Slots::Kind::same_rows) f.jobs[1].slots = &k.slots;
-  f.scales = &k.scales;
   if constexpr (is_quantized_v<K>) {
     f.quantization = std::is_same_v<K, std::int8_t>  ? Quantization::int8
                      : values_per_element_v<K> == 32 ? Quantization::blocks
@@ -136,7 +153,7 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_cache_scales(const Fused
   apart("q", view_bytes(f.q(), head_size));
   apart("q_out", view_bytes(f.q_out(), head_size));
   apart("k", view_bytes(f.k(), head_size));
-  apart("the cache", view_bytes(f.k_out(), head_size / f.per_element));
+  apart("the cache", view_bytes(f.k_out(), f.cache_head(head_size)));
   apart("the positions array", index_bytes(positions, range));
   if (f.slots->data() != nullptr) apart("the slot array", index_bytes(*f.slots, range));
 }
@@ -151,13 +168,13 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_fused(const Fused& f, std::size_t h
                                                    const Positions& positions, std::size_t axes,
                                                    const Call& call, bool coordinates = true) {
   check_direction(call.direction);
-  if (head_size % f.per_element != 0) {
+  if (f.per_element != 1 && head_size % 32 != 0) {
     invalid(
         "rope: the cache's blocks hold %zu values each, but the head size %zu is not a "
         "multiple of %zu",
         f.per_element, head_size, f.per_element);
   }
-  const std::size_t cache_head = head_size / f.per_element;  // elements of a cache head
+  const std::size_t cache_head = f.cache_head(head_size);  // elements of a cache head
   // A role in place is one view: checked once, and not against itself.
   const bool rows_t = f.slots->kind() == Slots::Kind::same_rows;
   const bool q_in_place = same_view(f.q(), f.q_out()),
@@ -216,7 +233,7 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_fused(const Fused& f, std::size_t h
                head_size, f.k().heads);
   }
   if (f.scale != nullptr) check_query_scale(*f.scale);
-  check_cache_scales(f, head_size, positions, range);
+  if (f.cache_scaled()) check_cache_scales(f, head_size, positions, range);
   return range;
 }
 

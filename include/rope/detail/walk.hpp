@@ -166,6 +166,31 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void rotate_streaming(
   }
 }
 
+// A job into a quantised cache, token t into row r of dst: the token's heads rotated by the
+// job's kernel (and norm), which write float, into `staged` (contiguous heads), then quantised
+// into the row. Streaming stores do not apply; the keys' role has no per-token scale.
+ROPE_DETAIL_NOINLINE inline void rotate_quantized(Kernel job_kernel, Kernel same, const Job& job,
+                                                  std::size_t t, std::size_t r, const void* row,
+                                                  const Slice& slice, bool inverse,
+                                                  Uninitialized& staged,
+                                                  Uninitialized& normalized) {
+  const QuantizeJob& q = *job.quantize;
+  const std::size_t heads = job.src.heads, bytes = q.head_size * sizeof(float);
+  unsigned char* in_float = staged.room(heads * bytes);
+  if (job.norm != nullptr) {
+    Job to_float = job;
+    to_float.dst = Geometry(
+        View<float>::contiguous(reinterpret_cast<float*>(in_float), 1, heads, q.head_size));
+    to_float.slots = nullptr;
+    rotate_normalized(job_kernel, same, to_float, t, 0, row, slice, inverse, normalized);
+  } else {
+    rotate_heads(job_kernel, job.src, t, 0, heads, in_float, bytes, sizeof(float), job.copy_outside,
+                 row, slice, inverse);
+  }
+  q.store(q, reinterpret_cast<const float*>(in_float), heads, destination_head(job.dst, r, 0),
+          job.dst.head_stride, r);
+}
+
 // Rotates the tokens [tokens.first, tokens.last) of every job on the calling thread. Only the
 // row source is a template argument: a program compiles one walk per kind of row (float or
 // double, table or cache), whatever its storage types and head sizes.
@@ -180,9 +205,20 @@ void walk(const Source& source, Kernel kernel, bool inverse, bool streaming, con
   Uninitialized staged;               // quantised jobs only: a token's heads in float
   for (std::size_t t = tokens.first; t < tokens.last; ++t) {
     const void* row = source.row(t, scratch);
-    // Job's token t into row r of its dst, through its own kernel where it has one.
-    const auto rotate = [&](const Job& job, std::size_t r) {
+    for (std::size_t i = 0; i < job_count; ++i) {
+      const Job& job = jobs[i];
+      if (job.src.heads == 0) continue;
+      std::size_t r = t;  // the row of dst
+      if (job.slots != nullptr) {
+        const std::int64_t slot = job.slots->row(t, job.dst.rows());
+        if (slot < 0) continue;
+        r = static_cast<std::size_t>(slot);
+      }
       const Kernel job_kernel = job.kernel != nullptr ? job.kernel : kernel;
+      if (job.quantize != nullptr) {
+        rotate_quantized(job_kernel, kernel, job, t, r, row, slice, inverse, staged, normalized);
+        continue;
+      }
       const void* job_row = row;
       // A scale before the kernel, in its row, but after a norm that follows RoPE (which would
       // undo it): s·(a·c − b·s'), s·(b·c + a·s') is the rotation by s·row.
@@ -197,7 +233,7 @@ void walk(const Source& source, Kernel kernel, bool inverse, bool streaming, con
       }
       if (job.norm != nullptr) {
         rotate_normalized(job_kernel, kernel, job, t, r, job_row, slice, inverse, normalized);
-      } else if (streaming && job.quantize == nullptr) {
+      } else if (streaming) {
         rotate_streaming(job_kernel, job, t, r, job_row, slice, inverse, buffer);
       } else {
         rotate_heads(job_kernel, job.src, t, 0, job.src.heads, destination_head(job.dst, r, 0),
@@ -208,31 +244,6 @@ void walk(const Source& source, Kernel kernel, bool inverse, bool streaming, con
         job.scale_outside(destination_head(job.dst, r, 0), job.dst.head_stride, job.dst.heads,
                           slice, job.scales[t]);
       }
-    };
-    for (std::size_t i = 0; i < job_count; ++i) {
-      const Job& job = jobs[i];
-      if (job.src.heads == 0) continue;
-      std::size_t r = t;  // the row of dst
-      if (job.slots != nullptr) {
-        const std::int64_t slot = job.slots->row(t, job.dst.rows());
-        if (slot < 0) continue;
-        r = static_cast<std::size_t>(slot);
-      }
-      if (job.quantize == nullptr) {
-        rotate(job, r);
-        continue;
-      }
-      // Into a quantised cache: the token's heads rotated by the job (its kernel and norm write
-      // float) into a buffer, then quantised into row r.
-      const QuantizeJob& q = *job.quantize;
-      const std::size_t heads = job.src.heads, bytes = q.head_size * sizeof(float);
-      Job in_float = job;
-      in_float.dst = Geometry(View<float>::contiguous(
-          reinterpret_cast<float*>(staged.room(heads * bytes)), 1, heads, q.head_size));
-      in_float.slots = nullptr;
-      rotate(in_float, 0);
-      q.store(q, reinterpret_cast<const float*>(destination_head(in_float.dst, 0, 0)), heads,
-              destination_head(job.dst, r, 0), job.dst.head_stride, r);
     }
   }
   if (streaming) simd::fence();
