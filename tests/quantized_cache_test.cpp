@@ -367,7 +367,7 @@ TEST_CASE("quantised key caches: q8_0 and q4_0 rows decode to the rotated keys w
   for (std::size_t b = 0; b < q8.size(); ++b) {
     const float d8 = float(Eigen::numext::bit_cast<Eigen::half>(q8[b].d));
     const float d4 = float(Eigen::numext::bit_cast<Eigen::half>(q4[b].d));
-    for (int j = 0; j < 32; ++j) {
+    for (std::size_t j = 0; j < 32; ++j) {
       const float x = floats[32 * b + j];
       const int nibble = j < 16 ? q4[b].q[j] & 0x0F : q4[b].q[j - 16] >> 4;
       // Half a step (a whole one where q4_0 clips its top code), and the scale's rounding to

@@ -498,7 +498,10 @@ P div(const P& a, const P& b) {
 /// where the target has it (Eigen's conversion is a software one under g++).
 inline std::uint16_t half_bits(float v) noexcept {
 #if defined(__F16C__)
-  return static_cast<std::uint16_t>(_cvtss_sh(v, _MM_FROUND_TO_NEAREST_INT));
+  // (_mm_cvtps_ph, not _cvtss_sh: clang's _cvtss_sh is a macro with a compound literal, which
+  // -Wpedantic reports in C++.)
+  const __m128i h = _mm_cvtps_ph(_mm_set_ss(v), _MM_FROUND_TO_NEAREST_INT);
+  return static_cast<std::uint16_t>(_mm_cvtsi128_si32(h));
 #else
   return Eigen::numext::bit_cast<std::uint16_t>(Eigen::half(v));
 #endif
