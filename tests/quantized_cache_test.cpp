@@ -66,7 +66,7 @@ std::uint8_t reference_fp8(float v, const Fp8Format& f) {
   }
   const double a = std::min(std::fabs(double(v)), largest);
   std::uint32_t best = 0;
-  double best_error = INFINITY;
+  double best_error = std::numeric_limits<double>::infinity();
   for (std::uint32_t c = 0; c < 0x80; ++c) {
     const double x = fp8_value(c, f);
     if (!std::isfinite(x)) continue;

@@ -96,10 +96,10 @@ inline Extremes extremes(const float* x, std::size_t n) {
   using P = simd::Packet<float>;
   constexpr std::size_t L = static_cast<std::size_t>(simd::kLanes<float>);
   Extremes e{x[0], x[0]};
-  std::size_t i = 0;
-  if (n >= L) {
+  const std::size_t whole = n / L * L;  // values in whole registers
+  if (whole != 0) {
     P high = simd::load<P>(x), low = high;
-    for (i = L; i + L <= n; i += L) {
+    for (std::size_t i = L; i < whole; i += L) {
       const P v = simd::load<P>(x + i);
       high = simd::max(high, v);
       low = simd::min(low, v);
@@ -112,7 +112,7 @@ inline Extremes extremes(const float* x, std::size_t n) {
       e.low = simd::min(e.low, lanes[1][l]);
     }
   }
-  for (; i < n; ++i) {
+  for (std::size_t i = whole; i < n; ++i) {
     e.high = simd::max(e.high, x[i]);
     e.low = simd::min(e.low, x[i]);
   }
