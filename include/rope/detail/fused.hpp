@@ -56,14 +56,13 @@ struct Fused {
   std::optional<NormJob> k_norm{};
   const CacheScales* scales;  // the keys' role's
   Quantization quantization = Quantization::none;
-  std::size_t per_element = 1;  // values per element of k_out: 32 for a cache of blocks
   // Whether the keys' role has anything quantised or scaled for check_cache_scales to check.
   bool cache_scaled() const noexcept {
     return quantization != Quantization::none || scales->scale != 1.0 || scales->per_row != nullptr;
   }
-  // head_size / per_element without a division (per_element is 1 or 32).
+  // Elements of a cache head: a block holds 32 values (values_per_element_v), others one.
   std::size_t cache_head(std::size_t head_size) const noexcept {
-    return per_element == 1 ? head_size : head_size / 32;
+    return quantization == Quantization::blocks ? head_size / 32 : head_size;
   }
   std::optional<QuantizeJob> k_quantize{};
 
@@ -97,7 +96,6 @@ Fused fused_of(const Queries<T>& q, const Keys<T, K>& k, Layout layout,
     f.quantization = std::is_same_v<K, std::int8_t>  ? Quantization::int8
                      : values_per_element_v<K> == 32 ? Quantization::blocks
                                                      : Quantization::fp8;
-    f.per_element = values_per_element_v<K>;
     f.k_quantize = quantize_job<K>(k.scales, head_size, k.out.heads());
   }
   return f;
@@ -168,11 +166,11 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_fused(const Fused& f, std::size_t h
                                                    const Positions& positions, std::size_t axes,
                                                    const Call& call, bool coordinates = true) {
   check_direction(call.direction);
-  if (f.per_element != 1 && head_size % 32 != 0) {
+  if (f.quantization == Quantization::blocks && head_size % 32 != 0) {
     invalid(
-        "rope: the cache's blocks hold %zu values each, but the head size %zu is not a "
-        "multiple of %zu",
-        f.per_element, head_size, f.per_element);
+        "rope: the cache's blocks hold 32 values each, but the head size %zu is not a "
+        "multiple of 32",
+        head_size);
   }
   const std::size_t cache_head = f.cache_head(head_size);  // elements of a cache head
   // A role in place is one view: checked once, and not against itself.
