@@ -24,8 +24,10 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -585,6 +587,126 @@ void kv_quantized(benchmark::State& state, KvPass pass, std::size_t tokens) {
                           std::int64_t(tokens * (q_row + k_row)));
 }
 
+// A layer's whole cache append (Qwen3-8B's attention, float activations, half_split): q rotated
+// in place, k rotated into a cache of K and v written into a cache of V at the same slots:
+// half/half (a 16-bit cache), fp8/fp8 (vLLM's fp8 caches, one scale each), q8_0/half (llama.cpp's
+// -ctk q8_0 -ctv f16), q8_0/q8_0.
+//   fused     apply_qk(Queries(q), Keys(k, KeyCache<K>{...}).with_values(v, ValueCache<V>{...}));
+//   separate  the passes it replaces: apply_qk(q, k) in place, each key row into its slot
+//             (converted, or quantised by the quantiser the fused pass calls), then each value
+//             row alike;
+//   limit     the same bytes with the least work: x *= 1 over q, each key and value row read
+//             (summed in registers) and its cache row's bytes written (a memset).
+template <class E>
+struct RowStore {  // one row of kv heads of float into a cache row of E, as the separate passes
+  rope::CacheScales scales;
+  std::optional<rope::detail::QuantizeJob> quantize;
+  RowStore(const rope::CacheScales& s, std::size_t d, std::size_t heads) : scales(s) {
+    if constexpr (rope::is_quantized_v<E>) quantize = rope::detail::quantize_job<E>(s, d, heads);
+  }
+  void operator()(const float* x, E* row, std::size_t count, std::size_t heads,
+                  std::size_t r) const {
+    if constexpr (rope::is_quantized_v<E>) {
+      const std::size_t bytes = count / rope::values_per_element_v<E> * sizeof(E);
+      quantize->store(*quantize, x, heads, reinterpret_cast<unsigned char*>(row), bytes / heads, r);
+    } else {
+      rope::detail::convert_values(x, row, count);
+    }
+  }
+};
+
+template <class E>
+rope::CacheScales bench_scales(std::vector<float>& per_row) {
+  if constexpr (std::is_same_v<E, std::int8_t>) {
+    return rope::CacheScales::rows(per_row.data(), per_row.size());
+  } else if constexpr (std::is_same_v<E, rope::Float8E4M3> || std::is_same_v<E, rope::Float8E5M2>) {
+    return rope::CacheScales::tensor(0.05);
+  } else {
+    return {};
+  }
+}
+
+template <class K, class V>
+void kv_append(benchmark::State& state, KvPass pass, std::size_t tokens) {
+  constexpr std::size_t d = kKvHeadSize, q_row = kKvQueryHeads * d, kv_row = kKvKeyHeads * d;
+  constexpr std::size_t k_bytes = kv_row / rope::values_per_element_v<K> * sizeof(K);
+  constexpr std::size_t v_bytes = kv_row / rope::values_per_element_v<V> * sizeof(V);
+  const std::size_t cache_rows = 2 * tokens + 64;
+  Buffer<float> q = filled<float>(tokens * q_row, 1);
+  const Buffer<float> k = filled<float>(tokens * kv_row, 2);
+  const Buffer<float> v = filled<float>(tokens * kv_row, 3);
+  Buffer<K> k_cache(cache_rows * kv_row / rope::values_per_element_v<K>);
+  Buffer<V> v_cache(cache_rows * kv_row / rope::values_per_element_v<V>);
+  std::vector<float> k_scales(cache_rows * kKvKeyHeads), v_scales(k_scales.size());
+  std::vector<std::int64_t> slots(tokens);
+  for (std::size_t t = 0; t < tokens; ++t) slots[t] = std::int64_t((t * 7 + 3) % cache_rows);
+  const std::vector<std::int64_t> positions = bench::positions_for(tokens, kDecodePosition);
+  const auto rot = make_rotary<float, 128>(Layout::half_split);
+  const auto q_view = rope::View<float>::contiguous(q.data(), tokens, kKvQueryHeads, d);
+  const auto k_view = rope::View<const float>::contiguous(k.data(), tokens, kKvKeyHeads, d);
+  const auto v_view = rope::View<const float>::contiguous(v.data(), tokens, kKvKeyHeads, d);
+  const rope::CacheScales ks = bench_scales<K>(k_scales), vs = bench_scales<V>(v_scales);
+  const auto keys =
+      rope::Keys(k_view, rope::KeyCache<K>{rope::View<K>::contiguous(
+                                               k_cache.data(), cache_rows, kKvKeyHeads,
+                                               d / rope::values_per_element_v<K>),
+                                           rope::Slots(slots.data(), tokens), ks})
+          .with_values(v_view, rope::ValueCache<V>{rope::View<V>::contiguous(
+                                                       v_cache.data(), cache_rows, kKvKeyHeads,
+                                                       d / rope::values_per_element_v<V>),
+                                                   vs});
+  const RowStore<K> store_key(ks, d, kKvKeyHeads);
+  const RowStore<V> store_value(vs, d, kKvKeyHeads);
+  Buffer<float> k_work = k;
+  const auto k_work_view = rope::View<float>::contiguous(k_work.data(), tokens, kKvKeyHeads, d);
+  using FloatArray = Eigen::Array<float, Eigen::Dynamic, 1>;
+  float one = 1;
+  benchmark::DoNotOptimize(one);
+  auto* k_raw = reinterpret_cast<unsigned char*>(k_cache.data());
+  auto* v_raw = reinterpret_cast<unsigned char*>(v_cache.data());
+  for (auto _ : state) {
+    switch (pass) {
+      case KvPass::fused:
+        rot.apply_qk(rope::Queries(q_view), keys, positions.data());
+        break;
+      case KvPass::fused_unchecked:
+        rot.apply_qk(rope::unchecked, rope::Queries(q_view), keys, positions.data());
+        break;
+      case KvPass::separate:
+        rot.apply_qk(q_view, k_work_view, positions.data());
+        for (std::size_t t = 0; t < tokens; ++t) {
+          const std::size_t r = std::size_t(slots[t]);
+          store_key(k_work.data() + t * kv_row, reinterpret_cast<K*>(k_raw + r * k_bytes), kv_row,
+                    kKvKeyHeads, r);
+        }
+        for (std::size_t t = 0; t < tokens; ++t) {
+          const std::size_t r = std::size_t(slots[t]);
+          store_value(v.data() + t * kv_row, reinterpret_cast<V*>(v_raw + r * v_bytes), kv_row,
+                      kKvKeyHeads, r);
+        }
+        break;
+      case KvPass::limit:
+        for (std::size_t t = 0; t < tokens; ++t) {
+          const std::size_t r = std::size_t(slots[t]);
+          Eigen::Map<FloatArray>(q.data() + t * q_row, Eigen::Index(q_row)) *= one;
+          float sum =
+              Eigen::Map<const FloatArray>(k.data() + t * kv_row, Eigen::Index(kv_row)).sum() +
+              Eigen::Map<const FloatArray>(v.data() + t * kv_row, Eigen::Index(kv_row)).sum();
+          benchmark::DoNotOptimize(sum);
+          std::memset(k_raw + r * k_bytes, int(t & 0x7F), k_bytes);
+          std::memset(v_raw + r * v_bytes, int(t & 0x7F), v_bytes);
+        }
+        break;
+    }
+    benchmark::ClobberMemory();
+  }
+  const std::size_t moved =
+      tokens * (2 * q_row * sizeof(float) + 2 * kv_row * sizeof(float) + k_bytes + v_bytes);
+  state.SetBytesProcessed(std::int64_t(state.iterations()) * std::int64_t(moved));
+  state.SetItemsProcessed(std::int64_t(state.iterations()) *
+                          std::int64_t(tokens * (q_row + 2 * kv_row)));
+}
+
 // Multi-axis RoPE against ordinary RoPE on the same buffer: q and k of a fused
 // [tokens][28 + 4 + 4 heads][128] QKV buffer (Qwen2-VL-7B's attention), rotated by apply_qk.
 //   1d           Positions, ordinary RoPE (the reference cost);
@@ -972,6 +1094,22 @@ int main(int argc, char** argv) {
                                    pass, tokens);
       benchmark::RegisterBenchmark((kernel + "/q4_0" + tail).c_str(), kv_quantized<rope::BlockQ4_0>,
                                    pass, tokens);
+    }
+  }
+  for (const std::size_t tokens : {1U, 16U, 512U}) {
+    const std::pair<const char*, KvPass> passes[] = {
+        {"fused", KvPass::fused}, {"separate", KvPass::separate}, {"limit", KvPass::limit}};
+    for (const auto& [pass_name, pass] : passes) {
+      const std::string kernel = std::string("kv_append_") + pass_name;
+      const std::string tail = "/half_split/t" + std::to_string(tokens);
+      benchmark::RegisterBenchmark((kernel + "/half+half" + tail).c_str(),
+                                   kv_append<Eigen::half, Eigen::half>, pass, tokens);
+      benchmark::RegisterBenchmark((kernel + "/fp8_e4m3+fp8_e4m3" + tail).c_str(),
+                                   kv_append<rope::Float8E4M3, rope::Float8E4M3>, pass, tokens);
+      benchmark::RegisterBenchmark((kernel + "/q8_0+half" + tail).c_str(),
+                                   kv_append<rope::BlockQ8_0, Eigen::half>, pass, tokens);
+      benchmark::RegisterBenchmark((kernel + "/q8_0+q8_0" + tail).c_str(),
+                                   kv_append<rope::BlockQ8_0, rope::BlockQ8_0>, pass, tokens);
     }
   }
   for (const std::size_t tokens : {1U, 512U}) {

@@ -620,6 +620,48 @@ TEST_CASE("api.md: keys into a quantised cache", "[api][quantized]") {
   }
 }
 
+TEST_CASE("api.md: values in the same pass", "[api][values]") {
+  constexpr std::size_t q_heads = 8, kv_heads = 2, d = 64, tokens = 3, rows = 16;
+  const rope::Rotary<float, 64> rot;
+  std::mt19937_64 rng(41);
+  // One projection output per token: [q heads | k heads | v heads], as a fused qkv matmul gives.
+  const std::size_t width = (q_heads + 2 * kv_heads) * d;
+  const auto qkv_in = rope_test::random_vector<float>(tokens * width, rng);
+  std::vector<float> qkv = qkv_in;
+  std::vector<rope::BlockQ8_0> k_blocks(rows * kv_heads * d / 32);
+  std::vector<Eigen::half> v_halves(rows * kv_heads * d);
+  const std::int64_t positions[tokens] = {20, 21, 22};
+  const std::int32_t slots[tokens] = {12, 13, 14};
+  // [api: values]
+  // llama.cpp's -ctk q8_0 -ctv f16, one layer's append: q rotated in place, k rotated into its
+  // q8_0 rows and v converted into its half rows, at the same slots, in one pass.
+  const rope::View<float> q_view(qkv.data(), tokens, q_heads, width, d);
+  const rope::View<const float> k_view(qkv.data() + q_heads * d, tokens, kv_heads, width, d);
+  const rope::View<const float> v_view(qkv.data() + (q_heads + kv_heads) * d, tokens, kv_heads,
+                                       width, d);
+  const auto k_rows =
+      rope::View<rope::BlockQ8_0>::contiguous(k_blocks.data(), rows, kv_heads, d / 32);
+  const auto v_rows = rope::View<Eigen::half>::contiguous(v_halves.data(), rows, kv_heads, d);
+  rot.apply_qk(rope::Queries(q_view),
+               rope::Keys(k_view, rope::KeyCache<rope::BlockQ8_0>{k_rows, {slots, tokens}})
+                   .with_values(v_view, rope::ValueCache<Eigen::half>{v_rows}),
+               positions);
+  // [api: values end]
+  // Row slots[t] of the value cache holds token t's values rounded to half; no other row is
+  // written.
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t i = 0; i < kv_heads * d; ++i) {
+      const float stored = float(v_halves[r * kv_heads * d + i]);
+      if (r < 12 || r > 14) {
+        REQUIRE(stored == 0.0f);
+      } else {
+        const float value = qkv_in[(r - 12) * width + (q_heads + kv_heads) * d + i];
+        REQUIRE(stored == float(Eigen::half(value)));
+      }
+    }
+  }
+}
+
 TEST_CASE("api.md: QK-norm fused with RoPE", "[api][qk_norm]") {
   constexpr std::size_t q_heads = 4, k_heads = 2, d = 128, tokens = 2, rows = 8;
   rope::Options options;

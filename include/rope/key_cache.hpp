@@ -1,5 +1,5 @@
-// Where a fused call writes its rotated keys: rows of a KV cache, possibly of another storage type
-// than the keys, chosen per token by a slot.
+// Where a fused call writes its rotated keys, and the values of the same tokens: rows of a KV
+// cache, possibly of another storage type than the keys, chosen per token by a slot.
 #pragma once
 
 #include <rope/config.hpp>
@@ -104,6 +104,15 @@ template <class K>
 struct KeyCache {
   View<K> rows;
   Slots slots = {};
+  CacheScales scales = {};
+};
+
+/// Where the values of a fused call's tokens go (Keys::with_values): the rows of a cache of V, at
+/// the keys' slots. V is as a KeyCache's K (converted or quantised alike, with its own scales);
+/// the cache has the keys' destination's shape: its sequences, tokens (rows) and heads.
+template <class V>
+struct ValueCache {
+  View<V> rows;
   CacheScales scales = {};
 };
 

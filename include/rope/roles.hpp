@@ -6,6 +6,8 @@
 //     rope::Keys<float, Eigen::half> k(k_view, {cache_rows, rope::Slots(slots, tokens)});
 //     k.norm = {rope::NormKind::rms, k_weight, 128, 1e-6};
 //     rot.apply_qk(q, k, positions);                        // one pass: norms, RoPE, the cache
+//     // ... and the values of the same tokens into their cache at the same slots:
+//     rot.apply_qk(q, k.with_values(v_view, rope::ValueCache<Eigen::half>{v_rows}), positions);
 //
 // Every field is optional but the views, and every combination is one call. A role holds
 // pointers, not copies: the buffers, weights and slots must outlive the call.
@@ -17,9 +19,12 @@
 #include <optional>
 #include <type_traits>
 
+#include <rope/detail/value_cache.hpp>
 #include <rope/key_cache.hpp>
 #include <rope/qk_norm.hpp>
+#include <rope/quantized.hpp>
 #include <rope/query_scale.hpp>
+#include <rope/scalar.hpp>
 #include <rope/view.hpp>
 
 namespace rope {
@@ -54,9 +59,30 @@ struct Queries {
   }
 };
 
+/// The values of a fused call's tokens (Keys::values): read from `in` (the keys' shape) and
+/// written, converted or quantised as a key cache of V would be but never rotated, into the rows
+/// of a ValueCache<V> at the keys' slots. V is erased here, so that the call's code does not
+/// depend on it.
+template <class T>
+struct Values {
+  View<const T> in;
+  detail::ErasedCache out;
+
+  template <class V>
+  Values(View<const T> source, const ValueCache<V>& cache) noexcept
+      : in(source), out{cache.rows, cache.scales, &detail::value_format<T, V>} {
+    static_assert((is_storage_type_v<V> && std::is_same_v<compute_t<V>, compute_t<T>>) ||
+                      (is_quantized_v<V> && std::is_same_v<compute_t<T>, float>),
+                  "rope::ValueCache<V>: V must hold T's values as a key cache of T may: float, "
+                  "Eigen::half or Eigen::bfloat16 for float and 16-bit T; double for double; or, "
+                  "for float and 16-bit T, a quantised type of rope/quantized.hpp");
+  }
+};
+
 /// The keys of a fused call: read from `in`, rotated into `out` (in place when out is in), or
 /// into the rows of a KV cache of K at the rows `slots` names (K as KeyCache says: float, 16-bit,
-/// or quantised with its `scales`); normalised as `norm` says.
+/// or quantised with its `scales`); normalised as `norm` says. With `values`, the values of the
+/// same tokens go into a value cache at the same rows in the same pass.
 template <class T, class K = T>
 struct Keys {
   View<const T> in;
@@ -64,6 +90,7 @@ struct Keys {
   Slots slots = {};
   CacheScales scales = {};
   Norm<T> norm = {};
+  std::optional<Values<T>> values = {};
 
   /// In place.
   template <class U = K, class = std::enable_if_t<std::is_same_v<U, T>>>
@@ -76,6 +103,14 @@ struct Keys {
   Keys normalized(const Norm<T>& n) const noexcept {
     Keys k = *this;
     k.norm = n;
+    return k;
+  }
+  /// The same keys, and their tokens' values `v` into `cache`'s rows at the same slots (the row
+  /// of token t: row t where the keys have no slots): one call appends a layer's keys and values.
+  template <class V>
+  Keys with_values(View<const T> v, const ValueCache<V>& cache) const noexcept {
+    Keys k = *this;
+    k.values.emplace(v, cache);
     return k;
   }
 };

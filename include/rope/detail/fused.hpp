@@ -18,6 +18,7 @@
 #include <rope/detail/norm.hpp>
 #include <rope/detail/quantize.hpp>
 #include <rope/detail/query_scales.hpp>
+#include <rope/detail/value_cache.hpp>
 #include <rope/detail/values.hpp>
 #include <rope/detail/walk.hpp>
 #include <rope/execution.hpp>
@@ -36,8 +37,6 @@ namespace detail {
 // rows at the slots, by the keys' kernel, which writes the cache's type, with copy_outside
 // converting what it leaves), the norms' jobs and the scale. A call of plain roles hands the
 // jobs to the walk as they are.
-enum class Quantization { none, fp8, int8, blocks };
-
 struct Fused {
   // A constructor, not an aggregate initialisation: g++ zeroes a whole aggregate (744 bytes)
   // before it writes the fields given (docs/measurements/2026-12-03-amd-epyc-roles.md).
@@ -56,20 +55,26 @@ struct Fused {
   std::optional<NormJob> k_norm{};
   const CacheScales* scales;  // the keys' role's
   Quantization quantization = Quantization::none;
+  std::optional<QuantizeJob> k_quantize{};
+  // The values (Keys::values): their job, a copy into their cache at the keys' slots.
+  std::optional<Job> v_job{};
+  const ErasedCache* v_cache = nullptr;
+  std::optional<QuantizeJob> v_quantize{};
+
   // Whether the keys' role has anything quantised or scaled for check_cache_scales to check.
   bool cache_scaled() const noexcept {
     return quantization != Quantization::none || scales->scale != 1.0 || scales->per_row != nullptr;
   }
-  // Elements of a cache head: a block holds 32 values (values_per_element_v), others one.
-  std::size_t cache_head(std::size_t head_size) const noexcept {
-    return quantization == Quantization::blocks ? head_size / 32 : head_size;
+  Quantization v_quantization() const noexcept {
+    return v_cache != nullptr ? v_cache->format->quantization : Quantization::none;
   }
-  std::optional<QuantizeJob> k_quantize{};
 
   const Geometry& q() const noexcept { return jobs[0].src; }
   const Geometry& q_out() const noexcept { return jobs[0].dst; }
   const Geometry& k() const noexcept { return jobs[1].src; }
   const Geometry& k_out() const noexcept { return jobs[1].dst; }
+  const Geometry& v() const noexcept { return v_job->src; }
+  const Geometry& v_out() const noexcept { return v_job->dst; }
 };
 
 // The roles of queries of T and keys into K, with the kernels for heads of at most Half pairs.
@@ -93,55 +98,63 @@ Fused fused_of(const Queries<T>& q, const Keys<T, K>& k, Layout layout,
   if constexpr (!std::is_same_v<T, D>) f.jobs[1].copy_outside = &convert_outside_slice<T, D>;
   if (k.slots.kind() != Slots::Kind::same_rows) f.jobs[1].slots = &k.slots;
   if constexpr (is_quantized_v<K>) {
-    f.quantization = std::is_same_v<K, std::int8_t>  ? Quantization::int8
-                     : values_per_element_v<K> == 32 ? Quantization::blocks
-                                                     : Quantization::fp8;
+    f.quantization = quantization_of<K>();
     f.k_quantize = quantize_job<K>(k.scales, head_size, k.out.heads());
+  }
+  if (k.values) {
+    const ErasedCache& cache = k.values->out;
+    f.v_job.emplace(k.values->in, cache.rows);
+    f.v_job->copy = cache.format->copy;
+    f.v_job->slots = f.jobs[1].slots;
+    f.v_cache = &cache;
+    if (cache.format->quantizer != nullptr) {
+      f.v_quantize = cache.format->quantizer(cache.scales, head_size, cache.rows.heads);
+    }
   }
   return f;
 }
 
-// A quantised cache's scales (after the views and index arrays): fp8's finite and > 0; int8's
-// array given, long enough for the cache's rows, and sharing no byte with the views and the index
-// arrays the call reads (the walk writes it as it goes); other caches take none.
-ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_cache_scales(const Fused& f,
-                                                                     std::size_t head_size,
-                                                                     const Positions& positions,
-                                                                     TokenRange range) {
-  const CacheScales& s = *f.scales;
-  if (f.quantization != Quantization::fp8 && s.scale != 1.0) {
-    invalid("rope: a scale %g for a cache that takes none (fp8 caches take one)", s.scale);
+// A quantised cache's scales (after the views and index arrays), the keys' cache's or the
+// values' (`name`, "cache" or "value cache", its quantization, scales and rows): fp8's finite and
+// > 0; int8's array given, long enough for the cache's rows, and sharing no byte with the views,
+// the index arrays and the other cache's scales (the walk writes it as it goes); other caches
+// take none.
+ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_cache_scales(
+    const Fused& f, const char* name, Quantization quantization, const CacheScales& s,
+    const Geometry& cache, std::size_t head_size, const Positions& positions, TokenRange range) {
+  if (quantization != Quantization::fp8 && s.scale != 1.0) {
+    invalid("rope: a scale %g for a %s that takes none (fp8 caches take one)", s.scale, name);
   }
-  if (f.quantization != Quantization::int8 && s.per_row != nullptr) {
-    invalid("rope: scales per row for a cache that takes none (int8 caches take them)");
+  if (quantization != Quantization::int8 && s.per_row != nullptr) {
+    invalid("rope: scales per row for a %s that takes none (int8 caches take them)", name);
   }
-  if (f.quantization == Quantization::fp8 &&
+  if (quantization == Quantization::fp8 &&
       !(s.scale >= static_cast<double>(FLT_MIN) && s.scale <= static_cast<double>(FLT_MAX))) {
     invalid(
-        "rope: the fp8 cache's scale %g must be finite and > 0, a normal float (at least "
+        "rope: the fp8 %s's scale %g must be finite and > 0, a normal float (at least "
         "%g, at most %g)",
-        s.scale, static_cast<double>(FLT_MIN), static_cast<double>(FLT_MAX));
+        name, s.scale, static_cast<double>(FLT_MIN), static_cast<double>(FLT_MAX));
   }
-  if (f.quantization != Quantization::int8 || f.k().heads == 0) return;
-  const std::size_t needed = f.k_out().rows() * f.k_out().heads;
+  if (quantization != Quantization::int8 || cache.heads == 0) return;
+  const std::size_t needed = cache.rows() * cache.heads;
   if (s.per_row == nullptr) {
-    invalid("rope: an int8 cache needs its scales array (CacheScales::rows): none given");
+    invalid("rope: an int8 %s needs its scales array (CacheScales::rows): none given", name);
   }
   if (s.size < needed) {
     invalid(
-        "rope: the int8 cache's scales array holds %zu scales but the cache's %zu rows x %zu "
+        "rope: the int8 %s's scales array holds %zu scales but the %s's %zu rows x %zu "
         "heads need %zu",
-        s.size, f.k_out().rows(), f.k_out().heads, needed);
+        name, s.size, name, cache.rows(), cache.heads, needed);
   }
   // By extent, as the index arrays (E78).
   const IndexBytes scale_bytes = index_bytes(s.per_row, sizeof(float), 0, needed - 1);
-  const auto apart = [&](const char* name, IndexBytes bytes) {
+  const auto apart = [&](const char* other, IndexBytes bytes) {
     if (bytes.begin < scale_bytes.end && scale_bytes.begin < bytes.end) {
       invalid(
-          "rope: the int8 cache's scales (%zu bytes from %#zx) share bytes with %s: the call "
+          "rope: the int8 %s's scales (%zu bytes from %#zx) share bytes with %s: the call "
           "writes the scales",
-          static_cast<std::size_t>(scale_bytes.end - scale_bytes.begin),
-          static_cast<std::size_t>(scale_bytes.begin), name);
+          name, static_cast<std::size_t>(scale_bytes.end - scale_bytes.begin),
+          static_cast<std::size_t>(scale_bytes.begin), other);
     }
   };
   const auto view_bytes = [](const Geometry& view, std::size_t head) {
@@ -151,9 +164,58 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_cache_scales(const Fused
   apart("q", view_bytes(f.q(), head_size));
   apart("q_out", view_bytes(f.q_out(), head_size));
   apart("k", view_bytes(f.k(), head_size));
-  apart("the cache", view_bytes(f.k_out(), f.cache_head(head_size)));
+  apart("the cache", view_bytes(f.k_out(), cache_head(f.quantization, head_size)));
+  if (f.v_job) {
+    apart("v", view_bytes(f.v(), head_size));
+    apart("the value cache", view_bytes(f.v_out(), cache_head(f.v_quantization(), head_size)));
+    // The keys' scales against the values': checked once, from the values' side.
+    const CacheScales& k_scales = *f.scales;
+    if (&s != &k_scales && f.quantization == Quantization::int8 && k_scales.per_row != nullptr &&
+        f.k_out().heads != 0) {
+      const std::size_t k_needed = f.k_out().rows() * f.k_out().heads;
+      apart("the cache's scales", index_bytes(k_scales.per_row, sizeof(float), 0, k_needed - 1));
+    }
+  }
   apart("the positions array", index_bytes(positions, range));
   if (f.slots->data() != nullptr) apart("the slot array", index_bytes(*f.slots, range));
+}
+
+// The values' checks (after the keys'): v a view of k's shape; its cache of the keys'
+// destination's shape (so that the keys' slots name the same rows in both); the value cache
+// sharing no byte with any other view, and v none with a view written; the index arrays outside
+// the value cache; its scales.
+ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_values(const Fused& f,
+                                                               std::size_t head_size,
+                                                               const Positions& positions,
+                                                               TokenRange range) {
+  const Quantization vq = f.v_quantization();
+  const std::size_t v_head = cache_head(vq, head_size),
+                    k_head = cache_head(f.quantization, head_size);
+  check_view("v", f.v(), head_size);
+  check_view("value cache", f.v_out(), v_head);
+  check_same_shape("k", f.k(), "v", f.v());
+  const bool rows_t = f.slots->kind() == Slots::Kind::same_rows;
+  const bool q_in_place = same_view(f.q(), f.q_out()),
+             k_in_place = rows_t && same_view(f.k(), f.k_out());
+  check_same_shape(k_in_place ? "k" : "cache", f.k_out(), "value cache", f.v_out());
+  // The value cache against every view; v, read, against the views written.
+  check_disjoint("value cache", f.v_out(), v_head, "q", f.q(), head_size, false);
+  if (!q_in_place)
+    check_disjoint("value cache", f.v_out(), v_head, "q_out", f.q_out(), head_size, false);
+  check_disjoint("value cache", f.v_out(), v_head, "k", f.k(), head_size, false);
+  if (!k_in_place)
+    check_disjoint("value cache", f.v_out(), v_head, "cache", f.k_out(), k_head, false);
+  check_disjoint("value cache", f.v_out(), v_head, "v", f.v(), head_size, false);
+  check_disjoint("v", f.v(), head_size, q_in_place ? "q" : "q_out", f.q_out(), head_size, false);
+  check_disjoint("v", f.v(), head_size, k_in_place ? "k" : "cache", f.k_out(), k_head, false);
+  check_index_outside("positions", index_bytes(positions, range), "value cache", f.v_out(), v_head);
+  if (f.slots->data() != nullptr) {
+    check_index_outside("slot", index_bytes(*f.slots, range), "value cache", f.v_out(), v_head);
+  }
+  const CacheScales& s = f.v_cache->scales;
+  if (vq != Quantization::none || s.scale != 1.0 || s.per_row != nullptr) {
+    check_cache_scales(f, "value cache", vq, s, f.v_out(), head_size, positions, range);
+  }
 }
 
 // The checks of a fused call, in the order docs/errors.md lists them: the views; q_out of q's
@@ -166,13 +228,16 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_fused(const Fused& f, std::size_t h
                                                    const Positions& positions, std::size_t axes,
                                                    const Call& call, bool coordinates = true) {
   check_direction(call.direction);
-  if (f.quantization == Quantization::blocks && head_size % 32 != 0) {
-    invalid(
-        "rope: the cache's blocks hold 32 values each, but the head size %zu is not a "
-        "multiple of 32",
-        head_size);
+  for (const bool values : {false, true}) {
+    if ((values ? f.v_quantization() : f.quantization) == Quantization::blocks &&
+        head_size % 32 != 0) {
+      invalid(
+          "rope: the %s's blocks hold 32 values each, but the head size %zu is not a "
+          "multiple of 32",
+          values ? "value cache" : "cache", head_size);
+    }
   }
-  const std::size_t cache_head = f.cache_head(head_size);  // elements of a cache head
+  const std::size_t k_head = cache_head(f.quantization, head_size);  // elements of a cache head
   // A role in place is one view: checked once, and not against itself.
   const bool rows_t = f.slots->kind() == Slots::Kind::same_rows;
   const bool q_in_place = same_view(f.q(), f.q_out()),
@@ -180,7 +245,7 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_fused(const Fused& f, std::size_t h
   check_view("q", f.q(), head_size);
   if (!q_in_place) check_view("q_out", f.q_out(), head_size);
   check_view("k", f.k(), head_size);
-  if (!k_in_place) check_view("cache", f.k_out(), cache_head);
+  if (!k_in_place) check_view("cache", f.k_out(), k_head);
   if (!q_in_place) check_same_shape("q", f.q(), "q_out", f.q_out());
   if (f.q().batches != f.k().batches || f.q().tokens != f.k().tokens) {
     invalid("rope: q has %zu tokens but k has %zu", f.q().rows(), f.k().rows());
@@ -194,12 +259,12 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_fused(const Fused& f, std::size_t h
   check_disjoint("q", f.q(), "k", f.k(), head_size, false);
   if (!q_in_place) check_disjoint("q_out", f.q_out(), "k", f.k(), head_size, false);
   if (!k_in_place) {
-    check_disjoint("cache", f.k_out(), cache_head, "q", f.q(), head_size, false);
+    check_disjoint("cache", f.k_out(), k_head, "q", f.q(), head_size, false);
     if (!q_in_place) {
-      check_disjoint("cache", f.k_out(), cache_head, "q_out", f.q_out(), head_size, false);
+      check_disjoint("cache", f.k_out(), k_head, "q_out", f.q_out(), head_size, false);
     }
     if (!rows_t || !same_heads(f.k(), f.k_out())) {
-      check_disjoint("cache", f.k_out(), cache_head, "k", f.k(), head_size, false);
+      check_disjoint("cache", f.k_out(), k_head, "k", f.k(), head_size, false);
     }
   }
   const TokenRange range = call.range(f.q().rows());
@@ -211,11 +276,11 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_fused(const Fused& f, std::size_t h
   const char* k_out = same_heads(f.k(), f.k_out()) ? "k" : "cache";
   const IndexBytes position_bytes = index_bytes(positions, range);
   check_index_outside("positions", position_bytes, q_out, f.q_out(), head_size);
-  check_index_outside("positions", position_bytes, k_out, f.k_out(), cache_head);
+  check_index_outside("positions", position_bytes, k_out, f.k_out(), k_head);
   if (f.slots->data() != nullptr) {  // none for a ring or rows t
     const IndexBytes slot_bytes = index_bytes(*f.slots, range);
     check_index_outside("slot", slot_bytes, q_out, f.q_out(), head_size);
-    check_index_outside("slot", slot_bytes, k_out, f.k_out(), cache_head);
+    check_index_outside("slot", slot_bytes, k_out, f.k_out(), k_head);
   }
   if (call.execution.streaming_stores) {
     check_streaming(f.q(), f.q_out());
@@ -231,7 +296,11 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_fused(const Fused& f, std::size_t h
                head_size, f.k().heads);
   }
   if (f.scale != nullptr) check_query_scale(*f.scale);
-  if (f.cache_scaled()) check_cache_scales(f, head_size, positions, range);
+  if (f.cache_scaled()) {
+    check_cache_scales(f, "cache", f.quantization, *f.scales, f.k_out(), head_size, positions,
+                       range);
+  }
+  if (f.v_job) check_values(f, head_size, positions, range);
   return range;
 }
 
@@ -242,12 +311,12 @@ template <class Source>
 ROPE_DETAIL_INLINE void run_fused(const Source& source, Kernel kernel, const Fused& f,
                                   const Slice& slice, const Positions& positions, TokenRange range,
                                   Direction direction, const Execution& execution) {
-  if (f.scale == nullptr && !f.q_norm && !f.k_norm && !f.k_quantize) {
+  if (f.scale == nullptr && !f.q_norm && !f.k_norm && !f.k_quantize && !f.v_job) {
     run(source, kernel, f.jobs, 2, slice, range, direction, execution);
     return;
   }
   std::vector<double> scales;
-  Job jobs[2] = {f.jobs[0], f.jobs[1]};
+  Job jobs[3] = {f.jobs[0], f.jobs[1], f.v_job ? *f.v_job : f.jobs[1]};
   if (f.scale != nullptr) {
     scales = query_scales(*f.scale, positions, range, f.q().tokens);
     jobs[0].scales = scales.data();
@@ -255,7 +324,8 @@ ROPE_DETAIL_INLINE void run_fused(const Source& source, Kernel kernel, const Fus
   jobs[0].norm = f.q_norm ? &*f.q_norm : nullptr;
   jobs[1].norm = f.k_norm ? &*f.k_norm : nullptr;
   jobs[1].quantize = f.k_quantize ? &*f.k_quantize : nullptr;
-  run(source, kernel, jobs, 2, slice, range, direction, execution);
+  jobs[2].quantize = f.v_quantize ? &*f.v_quantize : nullptr;
+  run(source, kernel, jobs, f.v_job ? 3 : 2, slice, range, direction, execution);
 }
 
 }  // namespace detail

@@ -74,6 +74,15 @@ struct NormJob {
                 unsigned char* dst, std::size_t dst_stride);
 };
 
+// How a cache's element type stores values: as they are (float, 16-bit), or quantised as fp8,
+// int8 with a scale per row and head, or ggml's blocks of 32.
+enum class Quantization { none, fp8, int8, blocks };
+
+// Converts `count` heads of head_size values, head n from src + n·src_stride to dst + n·dst_stride
+// (strides in bytes), into the destination's type: a values job's store, which does not rotate.
+using CopyHeads = void (*)(const unsigned char* src, std::size_t src_stride, unsigned char* dst,
+                           std::size_t dst_stride, std::size_t count, std::size_t head_size);
+
 // A job into a quantised cache (rope/quantized.hpp): the job's kernel, copy and norm write its
 // heads in float, into a buffer of the walk's; `store` quantises `count` such heads (head n at
 // heads + n·head_size) into a cache row (head n at dst + n·dst_stride bytes), the row's index
@@ -101,7 +110,8 @@ inline std::size_t norm_group(std::size_t bytes_per_head) noexcept {
 // the cache's, and copy_outside to convert the coordinates the kernel does not reach; its slots
 // give token t's row of dst (negative: skipped). Without them the job uses the call's kernel,
 // copies bytes, and writes token t to row t. Into a quantised cache, its kernel and copy write
-// float, and `quantize` takes the float heads into dst.
+// float, and `quantize` takes the float heads into dst. A values job (Keys::values) rotates
+// nothing: `copy` converts its heads into dst's type (float, for a quantised dst), at the slots.
 struct Job {
   // A constructor, not an aggregate: the fields it leaves null are written once, where g++
   // zeroed a fused call's whole jobs first (docs/measurements/2026-12-03-amd-epyc-roles.md).
@@ -117,6 +127,7 @@ struct Job {
   const Slots* slots = nullptr;
   const NormJob* norm = nullptr;
   const QuantizeJob* quantize = nullptr;
+  CopyHeads copy = nullptr;  // a values job
 };
 
 template <int Half, class S, class D, Layout L>

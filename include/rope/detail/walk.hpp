@@ -191,6 +191,27 @@ ROPE_DETAIL_NOINLINE inline void rotate_quantized(Kernel job_kernel, Kernel same
           job.dst.head_stride, r);
 }
 
+// A values job's token t into row r of dst: its heads converted (`copy`), or for a quantised
+// cache converted to float (unless they are float heads one after another already: element size
+// 4 is float, the one 4-byte type a quantised cache takes) and then quantised.
+ROPE_DETAIL_NOINLINE inline void store_values(const Job& job, std::size_t t, std::size_t r,
+                                              std::size_t head_size, Uninitialized& staged) {
+  const std::size_t heads = job.src.heads, bytes = head_size * sizeof(float);
+  const unsigned char* src = source_head(job.src, t, 0);
+  unsigned char* dst = destination_head(job.dst, r, 0);
+  if (job.quantize == nullptr) {
+    job.copy(src, job.src.head_stride, dst, job.dst.head_stride, heads, head_size);
+    return;
+  }
+  if (job.src.element != sizeof(float) || job.src.head_stride != bytes) {
+    unsigned char* in_float = staged.room(heads * bytes);
+    job.copy(src, job.src.head_stride, in_float, bytes, heads, head_size);
+    src = in_float;
+  }
+  job.quantize->store(*job.quantize, reinterpret_cast<const float*>(src), heads, dst,
+                      job.dst.head_stride, r);
+}
+
 // Rotates the tokens [tokens.first, tokens.last) of every job on the calling thread. Only the
 // row source is a template argument: a program compiles one walk per kind of row (float or
 // double, table or cache), whatever its storage types and head sizes.
@@ -213,6 +234,10 @@ void walk(const Source& source, Kernel kernel, bool inverse, bool streaming, con
         const std::int64_t slot = job.slots->row(t, job.dst.rows());
         if (slot < 0) continue;
         r = static_cast<std::size_t>(slot);
+      }
+      if (job.copy != nullptr) {  // values: not rotated
+        store_values(job, t, r, slice.head_size, staged);
+        continue;
       }
       const Kernel job_kernel = job.kernel != nullptr ? job.kernel : kernel;
       if (job.quantize != nullptr) {
