@@ -587,6 +587,34 @@ void kv_quantized(benchmark::State& state, KvPass pass, std::size_t tokens) {
                           std::int64_t(tokens * (q_row + k_row)));
 }
 
+// The quantiser alone (what bounds kv_quantized and kv_append): each key row of float quantised
+// into its slot's row of K by the function the fused pass calls, nothing rotated.
+template <class K>
+void quantize_rows(benchmark::State& state, std::size_t tokens) {
+  constexpr std::size_t d = kKvHeadSize, k_row = kKvKeyHeads * d;
+  constexpr std::size_t row_bytes = k_row / rope::values_per_element_v<K> * sizeof(K);
+  const std::size_t cache_rows = 2 * tokens + 64;
+  Buffer<float> k = filled<float>(tokens * k_row, 2);
+  Buffer<K> cache(cache_rows * k_row / rope::values_per_element_v<K>);
+  std::vector<float> row_scales(cache_rows * kKvKeyHeads);
+  const rope::CacheScales scales =
+      std::is_same_v<K, std::int8_t>
+          ? rope::CacheScales::rows(row_scales.data(), row_scales.size())
+          : (rope::values_per_element_v<K> == 1 ? rope::CacheScales::tensor(0.05)
+                                                : rope::CacheScales{});
+  const rope::detail::QuantizeJob quantize = rope::detail::quantize_job<K>(scales, d, kKvKeyHeads);
+  auto* bytes = reinterpret_cast<unsigned char*>(cache.data());
+  for (auto _ : state) {
+    for (std::size_t t = 0; t < tokens; ++t) {
+      const std::size_t r = (t * 7 + 3) % cache_rows;
+      quantize.store(quantize, k.data() + t * k_row, kKvKeyHeads, bytes + r * row_bytes,
+                     row_bytes / kKvKeyHeads, r);
+    }
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(std::int64_t(state.iterations()) * std::int64_t(tokens * k_row));
+}
+
 // A layer's whole cache append (Qwen3-8B's attention, float activations, half_split): q rotated
 // in place, k rotated into a cache of K and v written into a cache of V at the same slots:
 // half/half (a 16-bit cache), fp8/fp8 (vLLM's fp8 caches, one scale each), q8_0/half (llama.cpp's
@@ -1095,6 +1123,17 @@ int main(int argc, char** argv) {
       benchmark::RegisterBenchmark((kernel + "/q4_0" + tail).c_str(), kv_quantized<rope::BlockQ4_0>,
                                    pass, tokens);
     }
+  }
+  for (const std::size_t tokens : {1U, 16U, 512U}) {
+    const std::string tail = "/t" + std::to_string(tokens);
+    benchmark::RegisterBenchmark(("quantize_rows/fp8_e4m3" + tail).c_str(),
+                                 quantize_rows<rope::Float8E4M3>, tokens);
+    benchmark::RegisterBenchmark(("quantize_rows/int8" + tail).c_str(), quantize_rows<std::int8_t>,
+                                 tokens);
+    benchmark::RegisterBenchmark(("quantize_rows/q8_0" + tail).c_str(),
+                                 quantize_rows<rope::BlockQ8_0>, tokens);
+    benchmark::RegisterBenchmark(("quantize_rows/q4_0" + tail).c_str(),
+                                 quantize_rows<rope::BlockQ4_0>, tokens);
   }
   for (const std::size_t tokens : {1U, 16U, 512U}) {
     const std::pair<const char*, KvPass> passes[] = {

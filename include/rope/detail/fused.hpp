@@ -184,10 +184,8 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_cache_scales(
 // destination's shape (so that the keys' slots name the same rows in both); the value cache
 // sharing no byte with any other view, and v none with a view written; the index arrays outside
 // the value cache; its scales.
-ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_values(const Fused& f,
-                                                               std::size_t head_size,
-                                                               const Positions& positions,
-                                                               TokenRange range) {
+ROPE_DETAIL_NOINLINE inline void check_values(const Fused& f, std::size_t head_size,
+                                              const Positions& positions, TokenRange range) {
   const Quantization vq = f.v_quantization();
   const std::size_t v_head = cache_head(vq, head_size),
                     k_head = cache_head(f.quantization, head_size);
@@ -198,16 +196,35 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_values(const Fused& f,
   const bool q_in_place = same_view(f.q(), f.q_out()),
              k_in_place = rows_t && same_view(f.k(), f.k_out());
   check_same_shape(k_in_place ? "k" : "cache", f.k_out(), "value cache", f.v_out());
-  // The value cache against every view; v, read, against the views written.
-  check_disjoint("value cache", f.v_out(), v_head, "q", f.q(), head_size, false);
-  if (!q_in_place)
-    check_disjoint("value cache", f.v_out(), v_head, "q_out", f.q_out(), head_size, false);
-  check_disjoint("value cache", f.v_out(), v_head, "k", f.k(), head_size, false);
-  if (!k_in_place)
-    check_disjoint("value cache", f.v_out(), v_head, "cache", f.k_out(), k_head, false);
-  check_disjoint("value cache", f.v_out(), v_head, "v", f.v(), head_size, false);
-  check_disjoint("v", f.v(), head_size, q_in_place ? "q" : "q_out", f.q_out(), head_size, false);
-  check_disjoint("v", f.v(), head_size, k_in_place ? "k" : "cache", f.k_out(), k_head, false);
+  // The value cache against every view; v, read, against the views written. Each view's extent
+  // once, and the pair tested head by head only where the extents meet (they seldom do).
+  struct Extent {
+    const char* name;
+    const Geometry& view;
+    std::size_t head;
+    std::uintptr_t begin, end;
+    Extent(const char* n, const Geometry& g, std::size_t h) noexcept
+        : name(n),
+          view(g),
+          head(h),
+          begin(g.data),
+          end(g.rows() == 0 || g.heads == 0 ? g.data : g.end(h)) {}
+  };
+  const auto disjoint = [](const Extent& a, const Extent& b) {
+    if (a.begin < b.end && b.begin < a.end) {
+      check_disjoint(a.name, a.view, a.head, b.name, b.view, b.head, false);
+    }
+  };
+  const Extent v_out("value cache", f.v_out(), v_head), v("v", f.v(), head_size),
+      q("q", f.q(), head_size), q_out(q_in_place ? "q" : "q_out", f.q_out(), head_size),
+      k("k", f.k(), head_size), k_out(k_in_place ? "k" : "cache", f.k_out(), k_head);
+  disjoint(v_out, q);
+  if (!q_in_place) disjoint(v_out, q_out);
+  disjoint(v_out, k);
+  if (!k_in_place) disjoint(v_out, k_out);
+  disjoint(v_out, v);
+  disjoint(v, q_out);
+  disjoint(v, k_out);
   check_index_outside("positions", index_bytes(positions, range), "value cache", f.v_out(), v_head);
   if (f.slots->data() != nullptr) {
     check_index_outside("slot", index_bytes(*f.slots, range), "value cache", f.v_out(), v_head);

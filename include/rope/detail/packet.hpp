@@ -581,6 +581,39 @@ Element<P> sum(const P& a) {
 #endif
 }
 
+/// The largest and the smallest of a register of floats' lanes (NaN: unspecified), by halves: on
+/// AVX-512 the halves taken by the zero-masking extraction (as in sum), then Eigen's reduction.
+template <class P>
+float reduce_max(const P& a) {
+#if defined(EIGEN_VECTORIZE_AVX512)
+  if constexpr (kLanes<float> == 16 && !std::is_same_v<P, float>) {
+    const __m512d bits = _mm512_castps_pd(a);
+    return Eigen::internal::predux_max(
+        _mm256_max_ps(_mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, bits, 0)),
+                      _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, bits, 1))));
+  } else {
+    return Eigen::internal::predux_max(a);
+  }
+#else
+  return Eigen::internal::predux_max(a);
+#endif
+}
+template <class P>
+float reduce_min(const P& a) {
+#if defined(EIGEN_VECTORIZE_AVX512)
+  if constexpr (kLanes<float> == 16 && !std::is_same_v<P, float>) {
+    const __m512d bits = _mm512_castps_pd(a);
+    return Eigen::internal::predux_min(
+        _mm256_min_ps(_mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, bits, 0)),
+                      _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, bits, 1))));
+  } else {
+    return Eigen::internal::predux_min(a);
+  }
+#else
+  return Eigen::internal::predux_min(a);
+#endif
+}
+
 /// Lane-wise −a.
 template <class P>
 P negate(const P& a) {
