@@ -427,7 +427,8 @@ void fused_qk(benchmark::State& state, bool checked, std::size_t tokens) {
 // into the same call, and as two more separate passes (normalize_heads on q, then on k) before
 // apply_qk. The limit is the same bytes.
 // The slots are a permutation of the cache's first rows, as a paged cache gives them.
-enum class KvPass { fused, fused_unchecked, separate, limit };
+// kv_append only: keys_then_values, the fused call for q and k, then the values' pass alone.
+enum class KvPass { fused, fused_unchecked, separate, limit, keys_then_values };
 constexpr std::size_t kKvHeadSize = 128, kKvQueryHeads = 32, kKvKeyHeads = 8;
 
 template <class T>
@@ -489,6 +490,8 @@ void kv_cache(benchmark::State& state, KvPass pass, Layout layout, std::size_t t
           rope::detail::convert_values(k_work.data() + t * k_row,
                                        cache.data() + std::size_t(slots[t]) * k_row, k_row);
         }
+        break;
+      case KvPass::keys_then_values:  // kv_append only
         break;
       case KvPass::limit:
         for (std::size_t t = 0; t < tokens; ++t) {
@@ -569,6 +572,8 @@ void kv_quantized(benchmark::State& state, KvPass pass, std::size_t tokens) {
                          row_bytes / kKvKeyHeads, r);
         }
         break;
+      case KvPass::keys_then_values:  // kv_append only
+        break;
       case KvPass::limit:
         for (std::size_t t = 0; t < tokens; ++t) {
           Eigen::Map<FloatArray>(q.data() + t * q_row, Eigen::Index(q_row)) *= one;
@@ -620,6 +625,9 @@ void quantize_rows(benchmark::State& state, std::size_t tokens) {
 // half/half (a 16-bit cache), fp8/fp8 (vLLM's fp8 caches, one scale each), q8_0/half (llama.cpp's
 // -ctk q8_0 -ctv f16), q8_0/q8_0.
 //   fused     apply_qk(Queries(q), Keys(k, KeyCache<K>{...}).with_values(v, ValueCache<V>{...}));
+//   fused_unchecked  the same with rope::unchecked: what the checks cost;
+//   keys_then_values  the fused call for q and k alone, then the values' pass (as below): what
+//             taking the values into the pass saves or costs;
 //   separate  the passes it replaces: apply_qk(q, k) in place, each key row into its slot
 //             (converted, or quantised by the quantiser the fused pass calls), then each value
 //             row alike;
@@ -674,15 +682,14 @@ void kv_append(benchmark::State& state, KvPass pass, std::size_t tokens) {
   const auto k_view = rope::View<const float>::contiguous(k.data(), tokens, kKvKeyHeads, d);
   const auto v_view = rope::View<const float>::contiguous(v.data(), tokens, kKvKeyHeads, d);
   const rope::CacheScales ks = bench_scales<K>(k_scales), vs = bench_scales<V>(v_scales);
-  const auto keys =
-      rope::Keys(k_view, rope::KeyCache<K>{rope::View<K>::contiguous(
-                                               k_cache.data(), cache_rows, kKvKeyHeads,
-                                               d / rope::values_per_element_v<K>),
-                                           rope::Slots(slots.data(), tokens), ks})
-          .with_values(v_view, rope::ValueCache<V>{rope::View<V>::contiguous(
-                                                       v_cache.data(), cache_rows, kKvKeyHeads,
-                                                       d / rope::values_per_element_v<V>),
-                                                   vs});
+  const auto keys_alone = rope::Keys(
+      k_view, rope::KeyCache<K>{rope::View<K>::contiguous(k_cache.data(), cache_rows, kKvKeyHeads,
+                                                          d / rope::values_per_element_v<K>),
+                                rope::Slots(slots.data(), tokens), ks});
+  const auto keys = keys_alone.with_values(
+      v_view, rope::ValueCache<V>{rope::View<V>::contiguous(v_cache.data(), cache_rows, kKvKeyHeads,
+                                                            d / rope::values_per_element_v<V>),
+                                  vs});
   const RowStore<K> store_key(ks, d, kKvKeyHeads);
   const RowStore<V> store_value(vs, d, kKvKeyHeads);
   Buffer<float> k_work = k;
@@ -699,6 +706,14 @@ void kv_append(benchmark::State& state, KvPass pass, std::size_t tokens) {
         break;
       case KvPass::fused_unchecked:
         rot.apply_qk(rope::unchecked, rope::Queries(q_view), keys, positions.data());
+        break;
+      case KvPass::keys_then_values:
+        rot.apply_qk(rope::Queries(q_view), keys_alone, positions.data());
+        for (std::size_t t = 0; t < tokens; ++t) {
+          const std::size_t r = std::size_t(slots[t]);
+          store_value(v.data() + t * kv_row, reinterpret_cast<V*>(v_raw + r * v_bytes), kv_row,
+                      kKvKeyHeads, r);
+        }
         break;
       case KvPass::separate:
         rot.apply_qk(q_view, k_work_view, positions.data());
@@ -1136,8 +1151,11 @@ int main(int argc, char** argv) {
                                  quantize_rows<rope::BlockQ4_0>, tokens);
   }
   for (const std::size_t tokens : {1U, 16U, 512U}) {
-    const std::pair<const char*, KvPass> passes[] = {
-        {"fused", KvPass::fused}, {"separate", KvPass::separate}, {"limit", KvPass::limit}};
+    const std::pair<const char*, KvPass> passes[] = {{"fused", KvPass::fused},
+                                                     {"fused_unchecked", KvPass::fused_unchecked},
+                                                     {"keys_then_values", KvPass::keys_then_values},
+                                                     {"separate", KvPass::separate},
+                                                     {"limit", KvPass::limit}};
     for (const auto& [pass_name, pass] : passes) {
       const std::string kernel = std::string("kv_append_") + pass_name;
       const std::string tail = "/half_split/t" + std::to_string(tokens);

@@ -321,19 +321,18 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_fused(const Fused& f, std::size_t h
   return range;
 }
 
-// Runs a fused call that passed check_fused (or whose caller vouches for it) over `range`: the
-// queries' job and the keys', each token's row read once for both. Plain roles run the jobs as
-// they are; a norm or a scale runs copies that point to it.
+// The queries' and keys' part of run_fused.
 template <class Source>
-ROPE_DETAIL_INLINE void run_fused(const Source& source, Kernel kernel, const Fused& f,
-                                  const Slice& slice, const Positions& positions, TokenRange range,
-                                  Direction direction, const Execution& execution) {
-  if (f.scale == nullptr && !f.q_norm && !f.k_norm && !f.k_quantize && !f.v_job) {
+ROPE_DETAIL_INLINE void run_fused_without_values(const Source& source, Kernel kernel,
+                                                 const Fused& f, const Slice& slice,
+                                                 const Positions& positions, TokenRange range,
+                                                 Direction direction, const Execution& execution) {
+  if (f.scale == nullptr && !f.q_norm && !f.k_norm && !f.k_quantize) {
     run(source, kernel, f.jobs, 2, slice, range, direction, execution);
     return;
   }
   std::vector<double> scales;
-  Job jobs[3] = {f.jobs[0], f.jobs[1], f.v_job ? *f.v_job : f.jobs[1]};
+  Job jobs[2] = {f.jobs[0], f.jobs[1]};
   if (f.scale != nullptr) {
     scales = query_scales(*f.scale, positions, range, f.q().tokens);
     jobs[0].scales = scales.data();
@@ -341,8 +340,23 @@ ROPE_DETAIL_INLINE void run_fused(const Source& source, Kernel kernel, const Fus
   jobs[0].norm = f.q_norm ? &*f.q_norm : nullptr;
   jobs[1].norm = f.k_norm ? &*f.k_norm : nullptr;
   jobs[1].quantize = f.k_quantize ? &*f.k_quantize : nullptr;
-  jobs[2].quantize = f.v_quantize ? &*f.v_quantize : nullptr;
-  run(source, kernel, jobs, f.v_job ? 3 : 2, slice, range, direction, execution);
+  run(source, kernel, jobs, 2, slice, range, direction, execution);
+}
+
+// Runs a fused call that passed check_fused (or whose caller vouches for it) over `range`: the
+// queries' job and the keys', each token's row read once for both, then the values' pass (after
+// them: walk.hpp's store_values_pass says why). Plain roles run the jobs as they are; a norm or a
+// scale runs copies that point to it.
+template <class Source>
+ROPE_DETAIL_INLINE void run_fused(const Source& source, Kernel kernel, const Fused& f,
+                                  const Slice& slice, const Positions& positions, TokenRange range,
+                                  Direction direction, const Execution& execution) {
+  run_fused_without_values(source, kernel, f, slice, positions, range, direction, execution);
+  if (f.v_job) {
+    Job values = *f.v_job;
+    values.quantize = f.v_quantize ? &*f.v_quantize : nullptr;
+    store_values_pass(values, slice.head_size, range, execution);
+  }
 }
 
 }  // namespace detail

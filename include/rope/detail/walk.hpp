@@ -235,10 +235,6 @@ void walk(const Source& source, Kernel kernel, bool inverse, bool streaming, con
         if (slot < 0) continue;
         r = static_cast<std::size_t>(slot);
       }
-      if (job.copy != nullptr) {  // values: not rotated
-        store_values(job, t, r, slice.head_size, staged);
-        continue;
-      }
       const Kernel job_kernel = job.kernel != nullptr ? job.kernel : kernel;
       if (job.quantize != nullptr) {
         rotate_quantized(job_kernel, kernel, job, t, r, row, slice, inverse, staged, normalized);
@@ -272,6 +268,32 @@ void walk(const Source& source, Kernel kernel, bool inverse, bool streaming, con
     }
   }
   if (streaming) simd::fence();
+}
+
+// The values' pass of a fused call (a job with `copy`, not rotated): every token of range into
+// its row, split over threads as a call is. A pass of its own after the queries' and keys': at
+// 512 tokens, storing each token's values between its keys and the next token's queries took
+// 1.9× the time of the keys' call and then this pass, with half caches (1.3× with q8_0 caches;
+// docs/measurements/2026-12-03-amd-epyc-cache-append.md). It needs no cos/sin rows.
+inline void store_values_pass(const Job& job, std::size_t head_size, TokenRange range,
+                              const Execution& execution) {
+  if (job.src.heads == 0) return;
+  const std::size_t bytes = 2 * job.src.heads * head_size * job.src.element;
+  const std::size_t count = range.last - range.first;
+  const std::size_t part_count =
+      execution.threads == 1 ? 1 : thread_count(execution, count, bytes * count);
+  for_each_part(range, part_count, [&](std::size_t, TokenRange tokens) {
+    Uninitialized staged;
+    for (std::size_t t = tokens.first; t < tokens.last; ++t) {
+      std::size_t r = t;
+      if (job.slots != nullptr) {
+        const std::int64_t slot = job.slots->row(t, job.dst.rows());
+        if (slot < 0) continue;
+        r = static_cast<std::size_t>(slot);
+      }
+      store_values(job, t, r, head_size, staged);
+    }
+  });
 }
 
 // How many parts (threads) the tokens of range are split into.
