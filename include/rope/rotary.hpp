@@ -144,8 +144,24 @@ class Rotary {
   /// O(tokens · heads · rotary_dim); one row, computed once, for all tokens.
   void shift(View<T> keys, std::int64_t delta, const Call& call = {}) const;
 
-  /// The primitives without any argument check (see rope::Unchecked). Preconditions: the
-  /// checked call would not throw; coordinates outside [0, 2^53 − 1] give unspecified values.
+  /// Context shift on quantised keys in place (a KV cache of K of rope/quantized.hpp, with its
+  /// scales as a KeyCache<K> takes them): each row's heads loaded to float (fp8: code · scale;
+  /// int8: q · its row's scale; q8_0: d · q; q4_0: d · (q − 8)), rotated by R_delta as shift
+  /// rotates float keys, and quantised back into the row as the fused call quantises keys (int8
+  /// rows get new scales). No copy of the layer: one row at a time, in a buffer of the thread's.
+  /// Each shift adds the format's rounding once more (docs/api.md states the bound after n
+  /// shifts). T must compute in float. Streaming stores do not apply.
+  ///
+  /// Throws as shift(View<T>) does, and std::invalid_argument for a head size that is not a whole
+  /// number of blocks (E84), or scales the format does not take, out of range or overlapping the
+  /// keys (E82, E83, E85, E86). O(tokens · heads · head_size).
+  template <class K>
+  void shift(View<K> keys, const CacheScales& scales, std::int64_t delta,
+             const Call& call = {}) const;
+
+  /// The primitives without any argument check (see rope::Unchecked). Preconditions: the  /// The
+  /// primitives without any argument check (see rope::Unchecked). Preconditions: the checked call
+  /// would not throw; coordinates outside [0, 2^53 − 1] give unspecified values.
   void apply(Unchecked, View<const T> src, View<T> dst, const Positions& positions,
              const Call& call = {}) const;
   void shift(Unchecked, View<T> keys, std::int64_t delta, const Call& call = {}) const;

@@ -64,8 +64,10 @@ class Core {
   void apply_qk(Unchecked, Kernel kernel, const Fused& fused, const Positions& positions,
                 const Call& call) const;
   void shift(Kernel kernel, const Geometry& keys, std::int64_t delta, const Call& call) const;
-  void shift(Unchecked, Kernel kernel, const Geometry& keys, std::int64_t delta,
-             const Call& call) const;
+  // With `quantized`, keys of a quantised format in place: each row loaded to float, rotated by
+  // `kernel` (float's), stored back (Rotary::shift of a View<K>).
+  void shift(Unchecked, Kernel kernel, const Geometry& keys, std::int64_t delta, const Call& call,
+             const QuantizeJob* quantized = nullptr) const;
 
  private:
   static std::size_t checked_table_size(const Options& options, std::size_t rotary_dim);
@@ -181,13 +183,15 @@ void Core<C>::shift(Kernel kernel, const Geometry& keys, std::int64_t delta,
 
 template <class C>
 void Core<C>::shift(Unchecked, Kernel kernel, const Geometry& keys, std::int64_t delta,
-                    const Call& call) const {
+                    const Call& call, const QuantizeJob* quantized) const {
   // R_δ for δ ≥ 0, its inverse R_|δ|ᵀ for δ < 0; Direction::inverse swaps the two.
   std::vector<C> row(2 * pairs_);
   Table<C>::compute_row(layout(), rotating_theta_, std::abs(static_cast<double>(delta)), row.data(),
                         1.0, angles_);
   const bool backwards = (delta < 0) != (call.direction == Direction::inverse);
-  const Job job{keys, keys};
+  Job job{keys, keys};
+  job.quantize = quantized;
+  job.quantized_source = quantized != nullptr;
   run(FixedRow<C>{row.data()}, kernel, &job, 1, slice(), call.range(keys.rows()),
       backwards ? Direction::inverse : Direction::forward, call.execution);
 }

@@ -114,14 +114,13 @@ Fused fused_of(const Queries<T>& q, const Keys<T, K>& k, Layout layout,
   return f;
 }
 
-// A quantised cache's scales (after the views and index arrays), the keys' cache's or the
-// values' (`name`, "cache" or "value cache", its quantization, scales and rows): fp8's finite and
-// > 0; int8's array given, long enough for the cache's rows, and sharing no byte with the views,
-// the index arrays and the other cache's scales (the walk writes it as it goes); other caches
-// take none.
-ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_cache_scales(
-    const Fused& f, const char* name, Quantization quantization, const CacheScales& s,
-    const Geometry& cache, std::size_t head_size, const Positions& positions, TokenRange range) {
+// A quantised cache's scales, `name` ("cache", "value cache", "keys"), as its quantization takes
+// them: fp8's finite and > 0, a normal float; int8's array given and long enough for the cache's
+// rows; other caches none. Returns the bytes of the int8 scales the call writes (none otherwise).
+ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline IndexBytes check_scales(const char* name,
+                                                                     Quantization quantization,
+                                                                     const CacheScales& s,
+                                                                     const Geometry& cache) {
   if (quantization != Quantization::fp8 && s.scale != 1.0) {
     invalid("rope: a scale %g for a %s that takes none (fp8 caches take one)", s.scale, name);
   }
@@ -135,7 +134,7 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_cache_scales(
         "%g, at most %g)",
         name, s.scale, static_cast<double>(FLT_MIN), static_cast<double>(FLT_MAX));
   }
-  if (quantization != Quantization::int8 || cache.heads == 0) return;
+  if (quantization != Quantization::int8 || cache.rows() == 0 || cache.heads == 0) return {};
   const std::size_t needed = cache.rows() * cache.heads;
   if (s.per_row == nullptr) {
     invalid("rope: an int8 %s needs its scales array (CacheScales::rows): none given", name);
@@ -146,20 +145,36 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_cache_scales(
         "heads need %zu",
         name, s.size, name, cache.rows(), cache.heads, needed);
   }
-  // By extent, as the index arrays (E78).
-  const IndexBytes scale_bytes = index_bytes(s.per_row, sizeof(float), 0, needed - 1);
+  return index_bytes(s.per_row, sizeof(float), 0, needed - 1);  // by extent, as E78
+}
+
+// The int8 scales of `name` share no byte with `other`'s (E86).
+inline void scales_apart(const char* name, IndexBytes scales, const char* other, IndexBytes bytes) {
+  if (bytes.begin < scales.end && scales.begin < bytes.end) {
+    invalid(
+        "rope: the int8 %s's scales (%zu bytes from %#zx) share bytes with %s: the call "
+        "writes the scales",
+        name, static_cast<std::size_t>(scales.end - scales.begin),
+        static_cast<std::size_t>(scales.begin), other);
+  }
+}
+
+// A view's bytes, by extent (none for a view without heads).
+inline IndexBytes view_bytes(const Geometry& view, std::size_t head) {
+  return view.rows() == 0 || view.heads == 0 ? IndexBytes{} : IndexBytes{view.data, view.end(head)};
+}
+
+// A quantised cache's scales (after the views and index arrays), the keys' cache's or the
+// values' (`name`, "cache" or "value cache", its quantization, scales and rows): check_scales,
+// then the int8 scales apart from the views, the index arrays and the other cache's scales (the
+// walk writes them as it goes).
+ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_cache_scales(
+    const Fused& f, const char* name, Quantization quantization, const CacheScales& s,
+    const Geometry& cache, std::size_t head_size, const Positions& positions, TokenRange range) {
+  const IndexBytes scale_bytes = check_scales(name, quantization, s, cache);
+  if (scale_bytes.begin == scale_bytes.end) return;
   const auto apart = [&](const char* other, IndexBytes bytes) {
-    if (bytes.begin < scale_bytes.end && scale_bytes.begin < bytes.end) {
-      invalid(
-          "rope: the int8 %s's scales (%zu bytes from %#zx) share bytes with %s: the call "
-          "writes the scales",
-          name, static_cast<std::size_t>(scale_bytes.end - scale_bytes.begin),
-          static_cast<std::size_t>(scale_bytes.begin), other);
-    }
-  };
-  const auto view_bytes = [](const Geometry& view, std::size_t head) {
-    return view.rows() == 0 || view.heads == 0 ? IndexBytes{}
-                                               : IndexBytes{view.data, view.end(head)};
+    scales_apart(name, scale_bytes, other, bytes);
   };
   apart("q", view_bytes(f.q(), head_size));
   apart("q_out", view_bytes(f.q_out(), head_size));
@@ -318,6 +333,32 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_fused(const Fused& f, std::size_t h
                        range);
   }
   if (f.v_job) check_values(f, head_size, positions, range);
+  return range;
+}
+
+// A shift of quantised keys in place (Rotary::shift of a View<K>, K of rope/quantized.hpp), in the
+// order docs/errors.md lists: the direction; a head of whole blocks (E84, first); the view, of
+// the cache's heads; δ; the token range; the scales as the format takes them, an int8 array
+// apart from the keys. Returns the call's token range.
+ROPE_DETAIL_NOINLINE inline TokenRange check_quantized_shift(const Geometry& keys,
+                                                             Quantization quantization,
+                                                             const CacheScales& scales,
+                                                             std::size_t head_size,
+                                                             std::int64_t delta, const Call& call) {
+  check_direction(call.direction);
+  if (quantization == Quantization::blocks && head_size % 32 != 0) {
+    invalid(
+        "rope: the key cache's blocks hold 32 values each, but the head size %zu is not a "
+        "multiple of 32",
+        head_size);
+  }
+  const std::size_t head = cache_head(quantization, head_size);
+  check_view("keys", keys, head);
+  check_shift(delta);
+  const TokenRange range = call.range(keys.rows());
+  check_range(range, keys.rows());
+  scales_apart("key cache", check_scales("key cache", quantization, scales, keys), "the keys",
+               view_bytes(keys, head));
   return range;
 }
 

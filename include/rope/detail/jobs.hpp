@@ -94,6 +94,10 @@ struct QuantizeJob {
   std::size_t heads;
   void (*store)(const QuantizeJob& job, const float* heads, std::size_t count, unsigned char* dst,
                 std::size_t dst_stride, std::size_t r);
+  // The inverse, for a shift in place: `count` heads of row r (head n at src + n·src_stride
+  // bytes) back to float (head n at heads + n·head_size).
+  void (*load)(const QuantizeJob& job, const unsigned char* src, std::size_t src_stride,
+               std::size_t count, std::size_t r, float* heads);
 };
 
 // Heads a normalised job takes at a time through its buffer: 4 KiB of them, so that the buffer
@@ -127,7 +131,8 @@ struct Job {
   const Slots* slots = nullptr;
   const NormJob* norm = nullptr;
   const QuantizeJob* quantize = nullptr;
-  CopyHeads copy = nullptr;  // a values job
+  bool quantized_source = false;  // a shift of quantised keys: src loaded by quantize->load
+  CopyHeads copy = nullptr;       // a values job
 };
 
 template <int Half, class S, class D, Layout L>

@@ -1,6 +1,7 @@
-// The quantisers of rope/quantized.hpp's cache types, from heads of float, as the walk calls them
-// (QuantizeJob, jobs.hpp). Each is the formula docs/api.md states for its format, one value at a
-// time in plain loops the compiler vectorises.
+// The quantisers of rope/quantized.hpp's cache types, from heads of float, and their loads back to
+// float (for the context shift), as the walk calls them (QuantizeJob, jobs.hpp). Each is the
+// formula docs/api.md states for its format, one value at a time in plain loops the compiler
+// vectorises.
 //
 // Where a formula rounds a product and then adds to it, the code must not leave the compiler a
 // float product followed by a sum: g++ outside ISO mode contracts the two into one fused
@@ -204,20 +205,88 @@ void store_blocks(const QuantizeJob& job, const float* heads, std::size_t count,
   }
 }
 
+// ---- the loads: a cache row's heads back to float, for the context shift ------------------
+
+// Each value as its format defines it, one product rounded once: an fp8 code's value times the
+// tensor's scale; int8's q times its row and head's scale; q8_0's d·q and q4_0's d·(q − 8), d
+// the block's binary16 scale (ggml's dequantize_row_q8_0 and dequantize_row_q4_0). Head n of the
+// row at src + n·src_stride bytes into heads + n·head_size.
+template <class F>
+void load_fp8(const QuantizeJob& job, const unsigned char* src, std::size_t src_stride,
+              std::size_t count, std::size_t, float* heads) {
+  const std::size_t d = job.head_size;
+  float value[256];  // each code's value times the scale
+  for (int code = 0; code < 256; ++code) {
+    value[code] = to_float(F{static_cast<std::uint8_t>(code)}) * job.scale;
+  }
+  for (std::size_t n = 0; n < count; ++n) {
+    for (std::size_t i = 0; i < d; ++i) heads[n * d + i] = value[src[n * src_stride + i]];
+  }
+}
+
+inline void load_int8(const QuantizeJob& job, const unsigned char* src, std::size_t src_stride,
+                      std::size_t count, std::size_t r, float* heads) {
+  const std::size_t d = job.head_size;
+  for (std::size_t n = 0; n < count; ++n) {
+    const float s = job.per_row[r * job.heads + n];
+    const auto* q = reinterpret_cast<const std::int8_t*>(src + n * src_stride);
+    for (std::size_t i = 0; i < d; ++i) heads[n * d + i] = static_cast<float>(q[i]) * s;
+  }
+}
+
+inline float float_of_half(std::uint16_t bits) noexcept {
+  return static_cast<float>(Eigen::numext::bit_cast<Eigen::half>(bits));
+}
+
+inline void q8_0_load(const unsigned char* block, float* x) {
+  std::uint16_t bits;
+  std::memcpy(&bits, block + offsetof(BlockQ8_0, d), sizeof bits);
+  const float d = float_of_half(bits);
+  const auto* q = reinterpret_cast<const std::int8_t*>(block + offsetof(BlockQ8_0, q));
+  for (int j = 0; j < 32; ++j) x[j] = static_cast<float>(q[j]) * d;
+}
+
+inline void q4_0_load(const unsigned char* block, float* x) {
+  std::uint16_t bits;
+  std::memcpy(&bits, block + offsetof(BlockQ4_0, d), sizeof bits);
+  const float d = float_of_half(bits);
+  const unsigned char* q = block + offsetof(BlockQ4_0, q);
+  for (int j = 0; j < 16; ++j) {
+    x[j] = static_cast<float>((q[j] & 0x0F) - 8) * d;
+    x[j + 16] = static_cast<float>((q[j] >> 4) - 8) * d;
+  }
+}
+
+template <class Block, void (*Load)(const unsigned char*, float*)>
+void load_blocks(const QuantizeJob& job, const unsigned char* src, std::size_t src_stride,
+                 std::size_t count, std::size_t, float* heads) {
+  const std::size_t d = job.head_size;
+  for (std::size_t n = 0; n < count; ++n) {
+    for (std::size_t b = 0; b < d / 32; ++b) {
+      Load(src + n * src_stride + b * sizeof(Block), heads + n * d + 32 * b);
+    }
+  }
+}
+
 // The QuantizeJob of a cache of K (quantised) for heads of head_size, `heads` per row.
 template <class K>
 QuantizeJob quantize_job(const CacheScales& scales, std::size_t head_size,
                          std::size_t heads) noexcept {
-  QuantizeJob job{head_size, static_cast<float>(scales.scale), scales.per_row, heads, nullptr};
+  QuantizeJob job{head_size, static_cast<float>(scales.scale), scales.per_row, heads, nullptr,
+                  nullptr};
   if constexpr (std::is_same_v<K, Float8E4M3> || std::is_same_v<K, Float8E5M2>) {
     job.store = &store_fp8<K>;
+    job.load = &load_fp8<K>;
   } else if constexpr (std::is_same_v<K, std::int8_t>) {
     job.store = &store_int8;
+    job.load = &load_int8;
   } else if constexpr (std::is_same_v<K, BlockQ8_0>) {
     job.store = &store_blocks<BlockQ8_0, &q8_0_block>;
+    job.load = &load_blocks<BlockQ8_0, &q8_0_load>;
   } else {
     static_assert(std::is_same_v<K, BlockQ4_0>, "a quantised cache type of rope/quantized.hpp");
     job.store = &store_blocks<BlockQ4_0, &q4_0_block>;
+    job.load = &load_blocks<BlockQ4_0, &q4_0_load>;
   }
   return job;
 }

@@ -65,6 +65,22 @@ void Rotary<T, Dim>::shift(Unchecked, View<T> keys, std::int64_t delta, const Ca
 }
 
 template <class T, int Dim>
+template <class K>
+void Rotary<T, Dim>::shift(View<K> keys, const CacheScales& scales, std::int64_t delta,
+                           const Call& call) const {
+  static_assert(is_quantized_v<K> && std::is_same_v<Compute, float>,
+                "rope::Rotary<T>::shift(View<K>, CacheScales, ...): K must be a quantised type of "
+                "rope/quantized.hpp and T compute in float (float, Eigen::half or "
+                "Eigen::bfloat16); keys of T shift with shift(View<T>, delta)");
+  constexpr int kHalf = Dim == Eigen::Dynamic ? Eigen::Dynamic : Dim / 2;
+  const TokenRange range = detail::check_quantized_shift(keys, detail::quantization_of<K>(), scales,
+                                                         head_size(), delta, call);
+  const detail::QuantizeJob format = detail::quantize_job<K>(scales, head_size(), keys.heads());
+  core_.shift(unchecked, detail::kernel_for<kHalf, float>(layout()), keys, delta,
+              Call{call.direction, range, call.execution}, &format);
+}
+
+template <class T, int Dim>
 template <class Derived>
 typename Derived::PlainObject Rotary<T, Dim>::rotated(const Eigen::DenseBase<Derived>& head,
                                                       std::int64_t position,

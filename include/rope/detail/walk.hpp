@@ -177,7 +177,12 @@ ROPE_DETAIL_NOINLINE inline void rotate_quantized(Kernel job_kernel, Kernel same
   const QuantizeJob& q = *job.quantize;
   const std::size_t heads = job.src.heads, bytes = q.head_size * sizeof(float);
   unsigned char* in_float = staged.room(heads * bytes);
-  if (job.norm != nullptr) {
+  if (job.quantized_source) {  // a shift: the row loaded to float, rotated there in place
+    auto* x = reinterpret_cast<float*>(in_float);
+    q.load(q, source_head(job.src, t, 0), job.src.head_stride, heads, r, x);
+    rotate_raw(job_kernel, in_float, bytes, sizeof(float), heads, in_float, bytes, sizeof(float),
+               nullptr, row, slice, inverse);
+  } else if (job.norm != nullptr) {
     Job to_float = job;
     to_float.dst = Geometry(
         View<float>::contiguous(reinterpret_cast<float*>(in_float), 1, heads, q.head_size));
