@@ -662,6 +662,48 @@ TEST_CASE("api.md: values in the same pass", "[api][values]") {
   }
 }
 
+TEST_CASE("api.md: MLA rows", "[api][values][mla]") {
+  constexpr std::size_t q_heads = 128, tokens = 2, rows = 8, kv_lora_rank = 512, rope_dim = 64;
+  constexpr std::size_t width = kv_lora_rank + rope_dim;
+  rope::Options options;
+  options.layout = rope::Layout::interleaved;  // DeepSeek's k_pe and q_pe pairs
+  const rope::Rotary<float, 64> rot(options);
+  std::mt19937_64 rng(43);
+  std::vector<float> q_pe = rope_test::random_vector<float>(tokens * q_heads * rope_dim, rng);
+  const auto k_pe = rope_test::random_vector<float>(tokens * rope_dim, rng);
+  const auto latent = rope_test::random_vector<float>(tokens * kv_lora_rank, rng);
+  std::vector<Eigen::bfloat16> cache(rows * width);
+  const std::int64_t positions[tokens] = {30, 31};
+  const std::int64_t slots[tokens] = {5, 6};
+  // [api: mla rows]
+  // DeepSeek-V3's MLA cache: one row of 576 bfloat16 per token, the latent (kv_lora_rank 512)
+  // then k_pe (64) rotated; q_pe rotated in the same pass. Two views of the same rows.
+  const rope::View<Eigen::bfloat16> latent_part(cache.data(), rows, 1, width, kv_lora_rank);
+  const rope::View<Eigen::bfloat16> rope_part(cache.data() + kv_lora_rank, rows, 1, width,
+                                              rope_dim);
+  rot.apply_qk(
+      rope::Queries(rope::View<float>::contiguous(q_pe.data(), tokens, q_heads, rope_dim)),
+      rope::Keys(rope::View<const float>::contiguous(k_pe.data(), tokens, 1, rope_dim),
+                 rope::KeyCache<Eigen::bfloat16>{rope_part, {slots, tokens}})
+          .with_values(rope::View<const float>::contiguous(latent.data(), tokens, 1, kv_lora_rank),
+                       rope::ValueCache<Eigen::bfloat16>{latent_part, {}, kv_lora_rank}),
+      positions);
+  // [api: mla rows end]
+  for (std::size_t t = 0; t < tokens; ++t) {
+    const Eigen::bfloat16* row = cache.data() + std::size_t(slots[t]) * width;
+    for (std::size_t i = 0; i < kv_lora_rank; ++i) {
+      REQUIRE(float(row[i]) == float(Eigen::bfloat16(latent[t * kv_lora_rank + i])));
+    }
+    std::vector<double> expected(k_pe.begin() + std::ptrdiff_t(t * rope_dim),
+                                 k_pe.begin() + std::ptrdiff_t((t + 1) * rope_dim));
+    rope::reference::rotate_interleaved(expected.data(), rope_dim, double(positions[t]));
+    for (std::size_t i = 0; i < rope_dim; ++i) {  // rotated in float, rounded once to bfloat16
+      REQUIRE(std::fabs(double(float(row[kv_lora_rank + i])) - expected[i]) <=
+              std::fabs(expected[i]) * 0x1p-8 + 1e-5);
+    }
+  }
+}
+
 TEST_CASE("api.md: QK-norm fused with RoPE", "[api][qk_norm]") {
   constexpr std::size_t q_heads = 4, k_heads = 2, d = 128, tokens = 2, rows = 8;
   rope::Options options;

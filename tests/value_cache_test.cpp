@@ -251,6 +251,122 @@ TEST_CASE("values in the same pass: through a CachedRotary, as through a Rotary"
   }
 }
 
+namespace {
+
+// Values of their own head size (ValueCache::head_size): heads of 96 values beside keys of 64,
+// half and q8_0 (3 blocks a head).
+template <class V>
+void check_value_head_size() {
+  constexpr std::size_t d = 64, dv = 96, tokens = 5, q_heads = 4, kv_heads = 2, rows = 9;
+  constexpr std::size_t per = rope::values_per_element_v<V>;
+  rope::Options options;
+  options.head_size = d;
+  const rope::Rotary<float> rot(options);
+  std::mt19937_64 rng(5);
+  std::vector<float> q = rope_test::random_vector<float>(tokens * q_heads * d, rng);
+  const auto k = rope_test::random_vector<float>(tokens * kv_heads * d, rng);
+  const auto v = rope_test::random_vector<float>(tokens * kv_heads * dv, rng);
+  const std::int64_t positions[tokens] = {1, 2, 3, 4, 5};
+  const std::int32_t slots[tokens] = {8, 0, -1, 3, 5};
+  std::vector<Eigen::half> k_cache(rows * kv_heads * d);
+  const V filler_v = filler<V>(0x77);
+  std::vector<V> v_cache(rows * kv_heads * dv / per, filler_v);
+  std::vector<float> none;
+  rot.apply_qk(
+      rope::Queries<float>(View<float>::contiguous(q.data(), tokens, q_heads, d)),
+      rope::Keys<float, Eigen::half>(
+          View<const float>::contiguous(k.data(), tokens, kv_heads, d),
+          {View<Eigen::half>::contiguous(k_cache.data(), rows, kv_heads, d), {slots, tokens}})
+          .with_values(
+              View<const float>::contiguous(v.data(), tokens, kv_heads, dv),
+              rope::ValueCache<V>{View<V>::contiguous(v_cache.data(), rows, kv_heads, dv / per),
+                                  value_scales<V>(none), dv}),
+      positions);
+  std::vector<V> expected(v_cache.size(), filler_v);
+  for (std::size_t t = 0; t < tokens; ++t) {
+    if (slots[t] < 0) continue;
+    for (std::size_t h = 0; h < kv_heads; ++h) {
+      const std::size_t row_head = std::size_t(slots[t]) * kv_heads + h;
+      float scale = 0;
+      reference_head(v.data() + (t * kv_heads + h) * dv, dv, expected.data() + row_head * dv / per,
+                     &scale);
+    }
+  }
+  REQUIRE(same_bytes(v_cache, expected));
+}
+
+// DeepSeek-V3's MLA cache row per token: the compressed latent (kv_lora_rank 512) followed by the
+// rotated k_pe (qk_rope_head_dim 64, interleaved pairs), one buffer of K; the queries' rotated
+// part (128 heads of 64) in the same call. Built as keys into the last 64 values of each row and
+// values (of head size 512) into the first 512; against the keys rotated into a cache of their
+// own and the latent cast or quantised by the reference, row by row.
+template <class K>
+void check_mla_rows(const CacheScales& scales) {
+  constexpr std::size_t rope_dim = 64, latent = 512, width = latent + rope_dim, q_heads = 128;
+  constexpr std::size_t tokens = 3, rows = 6, per = rope::values_per_element_v<K>;
+  rope::Options options;
+  options.head_size = rope_dim;
+  options.layout = Layout::interleaved;
+  const rope::Rotary<float> rot(options);
+  std::mt19937_64 rng(3);
+  const auto q_in = rope_test::random_vector<float>(tokens * q_heads * rope_dim, rng);
+  const auto k_pe = rope_test::random_vector<float>(tokens * rope_dim, rng);
+  const auto kv_latent = rope_test::random_vector<float>(tokens * latent, rng);
+  const std::int64_t positions[tokens] = {7, 8, 9};
+  const std::int64_t slots[tokens] = {4, 1, 2};
+  const K blank = filler<K>(0x11);
+  std::vector<K> cache(rows * width / per, blank);
+  std::vector<float> q = q_in, q_alone = q_in;
+  // The row: latent at its start, k_pe after it; one head each.
+  const View<K> latent_part(cache.data(), rows, 1, width / per, latent / per);
+  const View<K> rope_part(cache.data() + latent / per, rows, 1, width / per, rope_dim / per);
+  rot.apply_qk(rope::Queries<float>(View<float>::contiguous(q.data(), tokens, q_heads, rope_dim)),
+               rope::Keys<float, K>(View<const float>::contiguous(k_pe.data(), tokens, 1, rope_dim),
+                                    {rope_part, {slots, tokens}, scales})
+                   .with_values(View<const float>::contiguous(kv_latent.data(), tokens, 1, latent),
+                                rope::ValueCache<K>{latent_part, scales, latent}),
+               positions);
+  // The separate passes: q and k_pe rotated, k_pe into a cache of its own; the latent alone.
+  std::vector<K> keys(rows * rope_dim / per, blank);
+  rot.apply_qk(
+      rope::Queries<float>(View<float>::contiguous(q_alone.data(), tokens, q_heads, rope_dim)),
+      rope::Keys<float, K>(
+          View<const float>::contiguous(k_pe.data(), tokens, 1, rope_dim),
+          {View<K>::contiguous(keys.data(), rows, 1, rope_dim / per), {slots, tokens}, scales}),
+      positions);
+  std::vector<K> expected(cache.size(), blank);
+  for (std::size_t t = 0; t < tokens; ++t) {
+    K* row = expected.data() + std::size_t(slots[t]) * width / per;
+    float unused = 0;
+    if constexpr (std::is_same_v<K, rope::Float8E4M3>) {
+      for (std::size_t i = 0; i < latent; ++i) {
+        row[i].bits = rope_test::reference_fp8(kv_latent[t * latent + i] / float(scales.scale),
+                                               rope_test::kE4M3);
+      }
+    } else {
+      reference_head(kv_latent.data() + t * latent, latent, row, &unused);
+    }
+    std::copy_n(keys.data() + std::size_t(slots[t]) * rope_dim / per, rope_dim / per,
+                row + latent / per);
+  }
+  REQUIRE(same_bytes(q, q_alone));
+  REQUIRE(same_bytes(cache, expected));
+}
+
+}  // namespace
+
+TEST_CASE("values in the same pass: values of their own head size", "[values]") {
+  check_value_head_size<Eigen::half>();
+  check_value_head_size<rope::BlockQ8_0>();
+}
+
+TEST_CASE("values in the same pass: DeepSeek-V3's MLA rows, latent and rotated k_pe",
+          "[values][mla]") {
+  check_mla_rows<Eigen::bfloat16>({});
+  check_mla_rows<Eigen::half>({});
+  check_mla_rows<rope::Float8E4M3>(CacheScales::tensor(0.125));
+}
+
 // ---- errors --------------------------------------------------------------------------------
 
 namespace {
@@ -352,6 +468,27 @@ TEST_CASE(
       {"value cache", "overlaps v"});
   REQUIRE(shared == std::vector<float>(4 * 64, 0.75f));
   c.require_untouched();
+  // MLA rows of 512 + 64 whose latent is given 520 wide: it reaches into the rotated part.
+  const rope::Rotary<float> rot64([] {
+    rope::Options o;
+    o.head_size = 64;
+    return o;
+  }());
+  std::vector<float> rows(4 * 576, 1.0f), latent(3 * 520, 0.5f), k_pe(3 * 64, 0.5f);
+  const std::int64_t slots[3] = {0, 1, 2};
+  rope_test::require_invalid(
+      [&] {
+        rot64.apply_qk(
+            rope::Queries<float>(View<float>::contiguous(c.q.data(), 3, 1, 64)),
+            rope::Keys<float, float>(View<const float>::contiguous(k_pe.data(), 3, 1, 64),
+                                     {View<float>(rows.data() + 512, 4, 1, 576, 64), {slots, 3}})
+                .with_values(
+                    View<const float>::contiguous(latent.data(), 3, 1, 520),
+                    rope::ValueCache<float>{View<float>(rows.data(), 4, 1, 576, 520), {}, 520}),
+            c.positions.data());
+      },
+      {"value cache head (token 0, head 0) overlaps cache head (token 0, head 0)"});
+  REQUIRE(rows == std::vector<float>(4 * 576, 1.0f));
 }
 
 TEST_CASE("value errors: the index arrays outside the value cache", "[errors][E78]") {

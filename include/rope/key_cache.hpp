@@ -109,11 +109,14 @@ struct KeyCache {
 
 /// Where the values of a fused call's tokens go (Keys::with_values): the rows of a cache of V, at
 /// the keys' slots. V is as a KeyCache's K (converted or quantised alike, with its own scales);
-/// the cache has the keys' destination's shape: its sequences, tokens (rows) and heads.
+/// the cache has the keys' destination's shape: its sequences, tokens (rows) and heads. A value
+/// head (of v and of the cache) is head_size values, or the keys' head size where it is 0
+/// (DeepSeek's v_head_dim differs from its qk_head_dim; an MLA row's latent is 512 values).
 template <class V>
 struct ValueCache {
   View<V> rows;
   CacheScales scales = {};
+  std::size_t head_size = 0;
 };
 
 }  // namespace ROPE_DETAIL_ISA

@@ -70,7 +70,7 @@ struct Values {
 
   template <class V>
   Values(View<const T> source, const ValueCache<V>& cache) noexcept
-      : in(source), out{cache.rows, cache.scales, &detail::value_format<T, V>} {
+      : in(source), out{cache.rows, cache.scales, cache.head_size, &detail::value_format<T, V>} {
     static_assert((is_storage_type_v<V> && std::is_same_v<compute_t<V>, compute_t<T>>) ||
                       (is_quantized_v<V> && std::is_same_v<compute_t<T>, float>),
                   "rope::ValueCache<V>: V must hold T's values as a key cache of T may: float, "

@@ -68,6 +68,10 @@ struct Fused {
   Quantization v_quantization() const noexcept {
     return v_cache != nullptr ? v_cache->format->quantization : Quantization::none;
   }
+  // Values in a value head: the value cache's head_size, or the keys' `head_size`.
+  std::size_t v_head_size(std::size_t head_size) const noexcept {
+    return v_cache != nullptr && v_cache->head_size != 0 ? v_cache->head_size : head_size;
+  }
 
   const Geometry& q() const noexcept { return jobs[0].src; }
   const Geometry& q_out() const noexcept { return jobs[0].dst; }
@@ -108,7 +112,8 @@ Fused fused_of(const Queries<T>& q, const Keys<T, K>& k, Layout layout,
     f.v_job->slots = f.jobs[1].slots;
     f.v_cache = &cache;
     if (cache.format->quantizer != nullptr) {
-      f.v_quantize = cache.format->quantizer(cache.scales, head_size, cache.rows.heads);
+      f.v_quantize =
+          cache.format->quantizer(cache.scales, f.v_head_size(head_size), cache.rows.heads);
     }
   }
   return f;
@@ -181,8 +186,9 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_cache_scales(
   apart("k", view_bytes(f.k(), head_size));
   apart("the cache", view_bytes(f.k_out(), cache_head(f.quantization, head_size)));
   if (f.v_job) {
-    apart("v", view_bytes(f.v(), head_size));
-    apart("the value cache", view_bytes(f.v_out(), cache_head(f.v_quantization(), head_size)));
+    const std::size_t vh = f.v_head_size(head_size);
+    apart("v", view_bytes(f.v(), vh));
+    apart("the value cache", view_bytes(f.v_out(), cache_head(f.v_quantization(), vh)));
     // The keys' scales against the values': checked once, from the values' side.
     const CacheScales& k_scales = *f.scales;
     if (&s != &k_scales && f.quantization == Quantization::int8 && k_scales.per_row != nullptr &&
@@ -202,9 +208,9 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_cache_scales(
 ROPE_DETAIL_NOINLINE inline void check_values(const Fused& f, std::size_t head_size,
                                               const Positions& positions, TokenRange range) {
   const Quantization vq = f.v_quantization();
-  const std::size_t v_head = cache_head(vq, head_size),
-                    k_head = cache_head(f.quantization, head_size);
-  check_view("v", f.v(), head_size);
+  const std::size_t vh = f.v_head_size(head_size);  // values in a head of v
+  const std::size_t v_head = cache_head(vq, vh), k_head = cache_head(f.quantization, head_size);
+  check_view("v", f.v(), vh);
   check_view("value cache", f.v_out(), v_head);
   check_same_shape("k", f.k(), "v", f.v());
   const bool rows_t = f.slots->kind() == Slots::Kind::same_rows;
@@ -230,9 +236,9 @@ ROPE_DETAIL_NOINLINE inline void check_values(const Fused& f, std::size_t head_s
       check_disjoint(a.name, a.view, a.head, b.name, b.view, b.head, false);
     }
   };
-  const Extent v_out("value cache", f.v_out(), v_head), v("v", f.v(), head_size),
-      q("q", f.q(), head_size), q_out(q_in_place ? "q" : "q_out", f.q_out(), head_size),
-      k("k", f.k(), head_size), k_out(k_in_place ? "k" : "cache", f.k_out(), k_head);
+  const Extent v_out("value cache", f.v_out(), v_head), v("v", f.v(), vh), q("q", f.q(), head_size),
+      q_out(q_in_place ? "q" : "q_out", f.q_out(), head_size), k("k", f.k(), head_size),
+      k_out(k_in_place ? "k" : "cache", f.k_out(), k_head);
   disjoint(v_out, q);
   if (!q_in_place) disjoint(v_out, q_out);
   disjoint(v_out, k);
@@ -261,12 +267,12 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_fused(const Fused& f, std::size_t h
                                                    const Call& call, bool coordinates = true) {
   check_direction(call.direction);
   for (const bool values : {false, true}) {
-    if ((values ? f.v_quantization() : f.quantization) == Quantization::blocks &&
-        head_size % 32 != 0) {
+    const std::size_t size = values ? f.v_head_size(head_size) : head_size;
+    if ((values ? f.v_quantization() : f.quantization) == Quantization::blocks && size % 32 != 0) {
       invalid(
           "rope: the %s's blocks hold 32 values each, but the head size %zu is not a "
           "multiple of 32",
-          values ? "value cache" : "cache", head_size);
+          values ? "value cache" : "cache", size);
     }
   }
   const std::size_t k_head = cache_head(f.quantization, head_size);  // elements of a cache head
@@ -396,7 +402,7 @@ ROPE_DETAIL_INLINE void run_fused(const Source& source, Kernel kernel, const Fus
   if (f.v_job) {
     Job values = *f.v_job;
     values.quantize = f.v_quantize ? &*f.v_quantize : nullptr;
-    store_values_pass(values, slice.head_size, range, execution);
+    store_values_pass(values, f.v_head_size(slice.head_size), range, execution);
   }
 }
 

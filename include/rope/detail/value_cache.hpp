@@ -80,6 +80,7 @@ inline constexpr ValueFormat value_format = {
 struct ErasedCache {
   Geometry rows;
   CacheScales scales;
+  std::size_t head_size;  // 0: the keys'
   const ValueFormat* format;
 };
 
