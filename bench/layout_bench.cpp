@@ -750,6 +750,84 @@ void kv_append(benchmark::State& state, KvPass pass, std::size_t tokens) {
                           std::int64_t(tokens * (q_row + 2 * kv_row)));
 }
 
+// DeepSeek-V3's MLA cache append (float activations, interleaved pairs): q_pe (128 heads of 64)
+// rotated in place, and one cache row of K per token: the latent (kv_lora_rank 512) then k_pe
+// (64) rotated.
+//   fused     one apply_qk: Keys(k_pe) into the rows' last 64 values, with_values(latent) into
+//             their first 512 (two views of the same rows);
+//   separate  apply_qk(q_pe, k_pe) in place, then each token's row: the latent, then k_pe,
+//             converted or quantised into it;
+//   limit     x *= 1 over q_pe, the latent and k_pe read (summed), the row's bytes written.
+template <class K>
+void kv_mla(benchmark::State& state, KvPass pass, std::size_t tokens) {
+  constexpr std::size_t q_heads = 128, rope_dim = 64, latent = 512, width = latent + rope_dim;
+  constexpr std::size_t per = rope::values_per_element_v<K>, row_bytes = width / per * sizeof(K);
+  const std::size_t cache_rows = 2 * tokens + 64;
+  Buffer<float> q = filled<float>(tokens * q_heads * rope_dim, 1);
+  const Buffer<float> k_pe = filled<float>(tokens * rope_dim, 2);
+  const Buffer<float> kv = filled<float>(tokens * latent, 3);
+  Buffer<K> cache(cache_rows * width / per);
+  std::vector<std::int64_t> slots(tokens);
+  for (std::size_t t = 0; t < tokens; ++t) slots[t] = std::int64_t((t * 7 + 3) % cache_rows);
+  const std::vector<std::int64_t> positions = bench::positions_for(tokens, kDecodePosition);
+  const auto rot = make_rotary<float, 64>(Layout::interleaved);
+  const auto q_view = rope::View<float>::contiguous(q.data(), tokens, q_heads, rope_dim);
+  std::vector<float> no_rows;
+  const rope::CacheScales scales = bench_scales<K>(no_rows);
+  const rope::View<K> rope_part(cache.data() + latent / per, cache_rows, 1, width / per,
+                                rope_dim / per);
+  const rope::View<K> latent_part(cache.data(), cache_rows, 1, width / per, latent / per);
+  const auto keys =
+      rope::Keys(rope::View<const float>::contiguous(k_pe.data(), tokens, 1, rope_dim),
+                 rope::KeyCache<K>{rope_part, rope::Slots(slots.data(), tokens), scales})
+          .with_values(rope::View<const float>::contiguous(kv.data(), tokens, 1, latent),
+                       rope::ValueCache<K>{latent_part, scales, latent});
+  const RowStore<K> store_latent(scales, latent, 1), store_rope(scales, rope_dim, 1);
+  Buffer<float> k_work = k_pe;
+  const auto k_work_view = rope::View<float>::contiguous(k_work.data(), tokens, 1, rope_dim);
+  using FloatArray = Eigen::Array<float, Eigen::Dynamic, 1>;
+  float one = 1;
+  benchmark::DoNotOptimize(one);
+  auto* raw = reinterpret_cast<unsigned char*>(cache.data());
+  for (auto _ : state) {
+    switch (pass) {
+      case KvPass::fused:
+        rot.apply_qk(rope::Queries(q_view), keys, positions.data());
+        break;
+      case KvPass::separate:
+        rot.apply_qk(q_view, k_work_view, positions.data());
+        for (std::size_t t = 0; t < tokens; ++t) {
+          const std::size_t r = std::size_t(slots[t]);
+          unsigned char* row = raw + r * row_bytes;
+          store_latent(kv.data() + t * latent, reinterpret_cast<K*>(row), latent, 1, r);
+          store_rope(k_work.data() + t * rope_dim,
+                     reinterpret_cast<K*>(row + latent / per * sizeof(K)), rope_dim, 1, r);
+        }
+        break;
+      case KvPass::limit:
+        for (std::size_t t = 0; t < tokens; ++t) {
+          Eigen::Map<FloatArray>(q.data() + t * q_heads * rope_dim,
+                                 Eigen::Index(q_heads * rope_dim)) *= one;
+          float sum =
+              Eigen::Map<const FloatArray>(kv.data() + t * latent, Eigen::Index(latent)).sum() +
+              Eigen::Map<const FloatArray>(k_pe.data() + t * rope_dim, Eigen::Index(rope_dim))
+                  .sum();
+          benchmark::DoNotOptimize(sum);
+          std::memset(raw + std::size_t(slots[t]) * row_bytes, int(t & 0x7F), row_bytes);
+        }
+        break;
+      default:  // the other passes are kv_append's
+        break;
+    }
+    benchmark::ClobberMemory();
+  }
+  const std::size_t moved =
+      tokens * (2 * q_heads * rope_dim * sizeof(float) + width * sizeof(float) + row_bytes);
+  state.SetBytesProcessed(std::int64_t(state.iterations()) * std::int64_t(moved));
+  state.SetItemsProcessed(std::int64_t(state.iterations()) *
+                          std::int64_t(tokens * (q_heads * rope_dim + width)));
+}
+
 // Multi-axis RoPE against ordinary RoPE on the same buffer: q and k of a fused
 // [tokens][28 + 4 + 4 heads][128] QKV buffer (Qwen2-VL-7B's attention), rotated by apply_qk.
 //   1d           Positions, ordinary RoPE (the reference cost);
@@ -1136,6 +1214,18 @@ int main(int argc, char** argv) {
       benchmark::RegisterBenchmark((kernel + "/q8_0" + tail).c_str(), kv_quantized<rope::BlockQ8_0>,
                                    pass, tokens);
       benchmark::RegisterBenchmark((kernel + "/q4_0" + tail).c_str(), kv_quantized<rope::BlockQ4_0>,
+                                   pass, tokens);
+    }
+  }
+  for (const std::size_t tokens : {1U, 16U, 512U}) {
+    const std::pair<const char*, KvPass> passes[] = {
+        {"fused", KvPass::fused}, {"separate", KvPass::separate}, {"limit", KvPass::limit}};
+    for (const auto& [pass_name, pass] : passes) {
+      const std::string kernel = std::string("kv_mla_") + pass_name;
+      const std::string tail = "/interleaved/t" + std::to_string(tokens);
+      benchmark::RegisterBenchmark((kernel + "/bfloat16" + tail).c_str(), kv_mla<Eigen::bfloat16>,
+                                   pass, tokens);
+      benchmark::RegisterBenchmark((kernel + "/fp8_e4m3" + tail).c_str(), kv_mla<rope::Float8E4M3>,
                                    pass, tokens);
     }
   }
