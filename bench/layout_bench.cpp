@@ -516,6 +516,19 @@ void kv_cache(benchmark::State& state, KvPass pass, Layout layout, std::size_t t
                           std::int64_t(tokens * (q_row + k_row)));
 }
 
+// The scales a cache of E takes in these benchmarks: fp8 a tensor scale of 0.05, int8 the
+// array `per_row`, others none.
+template <class E>
+rope::CacheScales bench_scales(std::vector<float>& per_row) {
+  if constexpr (std::is_same_v<E, std::int8_t>) {
+    return rope::CacheScales::rows(per_row.data(), per_row.size());
+  } else if constexpr (std::is_same_v<E, rope::Float8E4M3> || std::is_same_v<E, rope::Float8E5M2>) {
+    return rope::CacheScales::tensor(0.05);
+  } else {
+    return {};
+  }
+}
+
 // Keys into a quantised cache (Qwen3-8B's attention as kv_cache above, float activations,
 // half_split): the queries rotated in place and the keys rotated in float and quantised into
 // their slot's row, fp8 E4M3 (a scale for the tensor), int8 (a scale per head) or ggml's q8_0 and
@@ -541,10 +554,7 @@ void kv_quantized(benchmark::State& state, KvPass pass, std::size_t tokens) {
   const auto rot = make_rotary<float, 128>(Layout::half_split);
   const auto q_view = rope::View<float>::contiguous(q.data(), tokens, kKvQueryHeads, d);
   const auto k_view = rope::View<const float>::contiguous(k.data(), tokens, kKvKeyHeads, d);
-  const rope::CacheScales scales =
-      std::is_same_v<K, std::int8_t> ? rope::CacheScales::rows(row_scales.data(), row_scales.size())
-      : per == 1                     ? rope::CacheScales::tensor(0.05)
-                                     : rope::CacheScales{};
+  const rope::CacheScales scales = bench_scales<K>(row_scales);
   const rope::KeyCache<K> to{
       rope::View<K>::contiguous(cache.data(), cache_rows, kKvKeyHeads, d / per),
       rope::Slots(slots.data(), tokens), scales};
@@ -602,11 +612,7 @@ void quantize_rows(benchmark::State& state, std::size_t tokens) {
   Buffer<float> k = filled<float>(tokens * k_row, 2);
   Buffer<K> cache(cache_rows * k_row / rope::values_per_element_v<K>);
   std::vector<float> row_scales(cache_rows * kKvKeyHeads);
-  const rope::CacheScales scales =
-      std::is_same_v<K, std::int8_t>
-          ? rope::CacheScales::rows(row_scales.data(), row_scales.size())
-          : (rope::values_per_element_v<K> == 1 ? rope::CacheScales::tensor(0.05)
-                                                : rope::CacheScales{});
+  const rope::CacheScales scales = bench_scales<K>(row_scales);
   const rope::detail::QuantizeJob quantize = rope::detail::quantize_job<K>(scales, d, kKvKeyHeads);
   auto* bytes = reinterpret_cast<unsigned char*>(cache.data());
   for (auto _ : state) {
@@ -650,17 +656,6 @@ struct RowStore {  // one row of kv heads of float into a cache row of E, as the
     }
   }
 };
-
-template <class E>
-rope::CacheScales bench_scales(std::vector<float>& per_row) {
-  if constexpr (std::is_same_v<E, std::int8_t>) {
-    return rope::CacheScales::rows(per_row.data(), per_row.size());
-  } else if constexpr (std::is_same_v<E, rope::Float8E4M3> || std::is_same_v<E, rope::Float8E5M2>) {
-    return rope::CacheScales::tensor(0.05);
-  } else {
-    return {};
-  }
-}
 
 template <class K, class V>
 void kv_append(benchmark::State& state, KvPass pass, std::size_t tokens) {

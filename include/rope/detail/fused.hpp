@@ -61,10 +61,6 @@ struct Fused {
   const ErasedCache* v_cache = nullptr;
   std::optional<QuantizeJob> v_quantize{};
 
-  // Whether the keys' role has anything quantised or scaled for check_cache_scales to check.
-  bool cache_scaled() const noexcept {
-    return quantization != Quantization::none || scales->scale != 1.0 || scales->per_row != nullptr;
-  }
   Quantization v_quantization() const noexcept {
     return v_cache != nullptr ? v_cache->format->quantization : Quantization::none;
   }
@@ -119,9 +115,29 @@ Fused fused_of(const Queries<T>& q, const Keys<T, K>& k, Layout layout,
   return f;
 }
 
-// A quantised cache's scales, `name` ("cache", "value cache", "keys"), as its quantization takes
-// them: fp8's finite and > 0, a normal float; int8's array given and long enough for the cache's
-// rows; other caches none. Returns the bytes of the int8 scales the call writes (none otherwise).
+// Whether a cache has anything quantised or scaled for check_cache_scales to check.
+inline bool scaled(Quantization quantization, const CacheScales& s) noexcept {
+  return quantization != Quantization::none || s.scale != 1.0 || s.per_row != nullptr;
+}
+
+// The extent of an int8 cache's scales the call writes: one per row and head of `cache`.
+inline IndexBytes int8_scale_bytes(const CacheScales& s, const Geometry& cache) {
+  return index_bytes(s.per_row, sizeof(float), 0, cache.rows() * cache.heads - 1);
+}
+
+// A head of whole blocks for a cache of blocks (E84), named as the caller knows the cache.
+inline void check_blocks(const char* name, Quantization quantization, std::size_t head_size) {
+  if (quantization == Quantization::blocks && head_size % 32 != 0) {
+    invalid(
+        "rope: the %s's blocks hold 32 values each, but the head size %zu is not a multiple of 32",
+        name, head_size);
+  }
+}
+
+// A quantised cache's scales, `name` ("cache", "value cache", "key cache"), as its quantization
+// takes them: fp8's finite and > 0, a normal float; int8's array given and long enough for the
+// cache's rows; other caches none. Returns the bytes of the int8 scales the call writes (none
+// otherwise).
 ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline IndexBytes check_scales(const char* name,
                                                                      Quantization quantization,
                                                                      const CacheScales& s,
@@ -150,7 +166,7 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline IndexBytes check_scales(const char*
         "heads need %zu",
         name, s.size, name, cache.rows(), cache.heads, needed);
   }
-  return index_bytes(s.per_row, sizeof(float), 0, needed - 1);  // by extent, as E78
+  return int8_scale_bytes(s, cache);  // by extent, as E78
 }
 
 // The int8 scales of `name` share no byte with `other`'s (E86).
@@ -192,9 +208,8 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_cache_scales(
     // The keys' scales against the values': checked once, from the values' side.
     const CacheScales& k_scales = *f.scales;
     if (&s != &k_scales && f.quantization == Quantization::int8 && k_scales.per_row != nullptr &&
-        f.k_out().heads != 0) {
-      const std::size_t k_needed = f.k_out().rows() * f.k_out().heads;
-      apart("the cache's scales", index_bytes(k_scales.per_row, sizeof(float), 0, k_needed - 1));
+        f.k_out().rows() != 0 && f.k_out().heads != 0) {
+      apart("the cache's scales", int8_scale_bytes(k_scales, f.k_out()));
     }
   }
   apart("the positions array", index_bytes(positions, range));
@@ -217,42 +232,25 @@ ROPE_DETAIL_NOINLINE inline void check_values(const Fused& f, std::size_t head_s
   const bool q_in_place = same_view(f.q(), f.q_out()),
              k_in_place = rows_t && same_view(f.k(), f.k_out());
   check_same_shape(k_in_place ? "k" : "cache", f.k_out(), "value cache", f.v_out());
-  // The value cache against every view; v, read, against the views written. Each view's extent
-  // once, and the pair tested head by head only where the extents meet (they seldom do).
-  struct Extent {
-    const char* name;
-    const Geometry& view;
-    std::size_t head;
-    std::uintptr_t begin, end;
-    Extent(const char* n, const Geometry& g, std::size_t h) noexcept
-        : name(n),
-          view(g),
-          head(h),
-          begin(g.data),
-          end(g.rows() == 0 || g.heads == 0 ? g.data : g.end(h)) {}
-  };
-  const auto disjoint = [](const Extent& a, const Extent& b) {
-    if (a.begin < b.end && b.begin < a.end) {
-      check_disjoint(a.name, a.view, a.head, b.name, b.view, b.head, false);
-    }
-  };
-  const Extent v_out("value cache", f.v_out(), v_head), v("v", f.v(), vh), q("q", f.q(), head_size),
-      q_out(q_in_place ? "q" : "q_out", f.q_out(), head_size), k("k", f.k(), head_size),
-      k_out(k_in_place ? "k" : "cache", f.k_out(), k_head);
-  disjoint(v_out, q);
-  if (!q_in_place) disjoint(v_out, q_out);
-  disjoint(v_out, k);
-  if (!k_in_place) disjoint(v_out, k_out);
-  disjoint(v_out, v);
-  disjoint(v, q_out);
-  disjoint(v, k_out);
+  // The value cache against every view; v, read, against the views written.
+  const char* q_out = q_in_place ? "q" : "q_out";
+  const char* k_out = k_in_place ? "k" : "cache";
+  check_disjoint("value cache", f.v_out(), v_head, "q", f.q(), head_size, false);
+  if (!q_in_place)
+    check_disjoint("value cache", f.v_out(), v_head, q_out, f.q_out(), head_size, false);
+  check_disjoint("value cache", f.v_out(), v_head, "k", f.k(), head_size, false);
+  if (!k_in_place)
+    check_disjoint("value cache", f.v_out(), v_head, k_out, f.k_out(), k_head, false);
+  check_disjoint("value cache", f.v_out(), v_head, "v", f.v(), vh, false);
+  check_disjoint("v", f.v(), vh, q_out, f.q_out(), head_size, false);
+  check_disjoint("v", f.v(), vh, k_out, f.k_out(), k_head, false);
   check_index_outside("positions", index_bytes(positions, range), "value cache", f.v_out(), v_head);
   if (f.slots->data() != nullptr) {
     check_index_outside("slot", index_bytes(*f.slots, range), "value cache", f.v_out(), v_head);
   }
-  const CacheScales& s = f.v_cache->scales;
-  if (vq != Quantization::none || s.scale != 1.0 || s.per_row != nullptr) {
-    check_cache_scales(f, "value cache", vq, s, f.v_out(), head_size, positions, range);
+  if (scaled(vq, f.v_cache->scales)) {
+    check_cache_scales(f, "value cache", vq, f.v_cache->scales, f.v_out(), head_size, positions,
+                       range);
   }
 }
 
@@ -266,15 +264,8 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_fused(const Fused& f, std::size_t h
                                                    const Positions& positions, std::size_t axes,
                                                    const Call& call, bool coordinates = true) {
   check_direction(call.direction);
-  for (const bool values : {false, true}) {
-    const std::size_t size = values ? f.v_head_size(head_size) : head_size;
-    if ((values ? f.v_quantization() : f.quantization) == Quantization::blocks && size % 32 != 0) {
-      invalid(
-          "rope: the %s's blocks hold 32 values each, but the head size %zu is not a "
-          "multiple of 32",
-          values ? "value cache" : "cache", size);
-    }
-  }
+  check_blocks("cache", f.quantization, head_size);
+  check_blocks("value cache", f.v_quantization(), f.v_head_size(head_size));
   const std::size_t k_head = cache_head(f.quantization, head_size);  // elements of a cache head
   // A role in place is one view: checked once, and not against itself.
   const bool rows_t = f.slots->kind() == Slots::Kind::same_rows;
@@ -334,7 +325,7 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_fused(const Fused& f, std::size_t h
                head_size, f.k().heads);
   }
   if (f.scale != nullptr) check_query_scale(*f.scale);
-  if (f.cache_scaled()) {
+  if (scaled(f.quantization, *f.scales)) {
     check_cache_scales(f, "cache", f.quantization, *f.scales, f.k_out(), head_size, positions,
                        range);
   }
@@ -352,12 +343,7 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_quantized_shift(const Geometry& key
                                                              std::size_t head_size,
                                                              std::int64_t delta, const Call& call) {
   check_direction(call.direction);
-  if (quantization == Quantization::blocks && head_size % 32 != 0) {
-    invalid(
-        "rope: the key cache's blocks hold 32 values each, but the head size %zu is not a "
-        "multiple of 32",
-        head_size);
-  }
+  check_blocks("key cache", quantization, head_size);
   const std::size_t head = cache_head(quantization, head_size);
   check_view("keys", keys, head);
   check_shift(delta);

@@ -558,18 +558,23 @@ template <class P>
 P broadcast(const Element<P>& v) {
   return Eigen::internal::pset1<P>(v);
 }
-/// The sum of a register's lanes, in an order fixed per target. On AVX-512 the two halves are
-/// taken by the zero-masking extraction (as in native::widen: Eigen's predux, and GCC 12's
-/// unmasked extraction and cast to the lower half, pass an undefined register that
-/// -Wuninitialized reports in the caller's TU), added, then summed by Eigen's AVX reduction.
+#if defined(EIGEN_VECTORIZE_AVX512)
+/// Half I of a register of 16 floats, taken by the zero-masking extraction (as in
+/// native::widen: Eigen's predux, and GCC 12's unmasked extraction and cast to the lower half,
+/// pass an undefined register that -Wuninitialized reports in the caller's TU).
+template <int I>
+__m256 half_of(__m512 a) {
+  return _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, _mm512_castps_pd(a), I));
+}
+#endif
+
+/// The sum of a register's lanes, in an order fixed per target. On AVX-512 the two halves (taken
+/// as half_of takes them) are added, then summed by Eigen's AVX reduction.
 template <class P>
 Element<P> sum(const P& a) {
 #if defined(EIGEN_VECTORIZE_AVX512)
   if constexpr (std::is_same_v<Element<P>, float> && kLanes<float> == 16) {
-    const __m512d bits = _mm512_castps_pd(a);
-    return Eigen::internal::predux(
-        _mm256_add_ps(_mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, bits, 0)),
-                      _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, bits, 1))));
+    return Eigen::internal::predux(_mm256_add_ps(half_of<0>(a), half_of<1>(a)));
   } else if constexpr (std::is_same_v<Element<P>, double> && kLanes<double> == 8) {
     return Eigen::internal::predux(_mm256_add_pd(_mm512_maskz_extractf64x4_pd(0xF, a, 0),
                                                  _mm512_maskz_extractf64x4_pd(0xF, a, 1)));
@@ -581,16 +586,13 @@ Element<P> sum(const P& a) {
 #endif
 }
 
-/// The largest and the smallest of a register of floats' lanes (NaN: unspecified), by halves: on
-/// AVX-512 the halves taken by the zero-masking extraction (as in sum), then Eigen's reduction.
+/// The largest and the smallest of a register of floats' lanes (NaN: unspecified), by halves:
+/// on AVX-512 the two halves' max (min) first, then Eigen's reduction.
 template <class P>
 float reduce_max(const P& a) {
 #if defined(EIGEN_VECTORIZE_AVX512)
   if constexpr (kLanes<float> == 16 && !std::is_same_v<P, float>) {
-    const __m512d bits = _mm512_castps_pd(a);
-    return Eigen::internal::predux_max(
-        _mm256_max_ps(_mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, bits, 0)),
-                      _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, bits, 1))));
+    return Eigen::internal::predux_max(max(half_of<0>(a), half_of<1>(a)));
   } else {
     return Eigen::internal::predux_max(a);
   }
@@ -602,10 +604,7 @@ template <class P>
 float reduce_min(const P& a) {
 #if defined(EIGEN_VECTORIZE_AVX512)
   if constexpr (kLanes<float> == 16 && !std::is_same_v<P, float>) {
-    const __m512d bits = _mm512_castps_pd(a);
-    return Eigen::internal::predux_min(
-        _mm256_min_ps(_mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, bits, 0)),
-                      _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, bits, 1))));
+    return Eigen::internal::predux_min(min(half_of<0>(a), half_of<1>(a)));
   } else {
     return Eigen::internal::predux_min(a);
   }

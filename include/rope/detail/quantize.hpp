@@ -12,6 +12,7 @@
 #include <rope/config.hpp>
 #if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
 
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -211,16 +212,27 @@ void store_blocks(const QuantizeJob& job, const float* heads, std::size_t count,
 // tensor's scale; int8's q times its row and head's scale; q8_0's d·q and q4_0's d·(q − 8), d
 // the block's binary16 scale (ggml's dequantize_row_q8_0 and dequantize_row_q4_0). Head n of the
 // row at src + n·src_stride bytes into heads + n·head_size.
+// Each code's value in F, decoded once per program (a row's load looks them up).
+template <class F>
+const float* fp8_values() {
+  static const std::array<float, 256> values = [] {
+    std::array<float, 256> v{};
+    for (std::size_t code = 0; code < 256; ++code) {
+      v[code] = to_float(F{static_cast<std::uint8_t>(code)});
+    }
+    return v;
+  }();
+  return values.data();
+}
+
 template <class F>
 void load_fp8(const QuantizeJob& job, const unsigned char* src, std::size_t src_stride,
               std::size_t count, std::size_t, float* heads) {
   const std::size_t d = job.head_size;
-  float value[256];  // each code's value times the scale
-  for (int code = 0; code < 256; ++code) {
-    value[code] = to_float(F{static_cast<std::uint8_t>(code)}) * job.scale;
-  }
+  const float* value = fp8_values<F>();
   for (std::size_t n = 0; n < count; ++n) {
-    for (std::size_t i = 0; i < d; ++i) heads[n * d + i] = value[src[n * src_stride + i]];
+    for (std::size_t i = 0; i < d; ++i)
+      heads[n * d + i] = value[src[n * src_stride + i]] * job.scale;
   }
 }
 
