@@ -823,6 +823,116 @@ void kv_mla(benchmark::State& state, KvPass pass, std::size_t tokens) {
                           std::int64_t(tokens * (q_heads * rope_dim + width)));
 }
 
+// A layer's cache append into vLLM CPU's pages (Qwen3-8B's attention, float activations,
+// half_split, pages of 16 rows): keys into [pages][heads][d / x][16][x] (x: the elements of 16
+// bytes), values into [pages][heads][d][16]; one sequence with 1 000 tokens cached before the call,
+// its pages shuffled in the block table.
+//   fused     apply_qk(Queries(q), Keys(k, KeyCache<E>{pages, Slots::paged(table, first),
+//             {}, Coordinates::runs(x, 16x)}).with_values(v, {..., Coordinates::strided(16)}));
+//   separate  apply_qk(q, k) in place, then each token's key and value heads converted (or
+//             quantised) and copied to their places at the slots vLLM computes from the table (its
+//             reshape_and_cache);
+//   limit     x *= 1 over q, k and v read (summed), and the cache's bytes at the same places
+//             written (a run of x elements of each key, each element of each value).
+template <class E>
+void kv_paged(benchmark::State& state, KvPass pass, std::size_t tokens) {
+  constexpr std::size_t d = kKvHeadSize, heads = kKvKeyHeads, q_row = kKvQueryHeads * d,
+                        kv_row = heads * d, block = 16, x = 16 / sizeof(E), cached = 1000;
+  const std::size_t pages = (cached + tokens + block - 1) / block + 8;
+  Buffer<float> q = filled<float>(tokens * q_row, 1);
+  const Buffer<float> k = filled<float>(tokens * kv_row, 2);
+  const Buffer<float> v = filled<float>(tokens * kv_row, 3);
+  Buffer<E> k_cache(pages * block * kv_row), v_cache(pages * block * kv_row);
+  std::vector<std::int32_t> table(pages);
+  for (std::size_t p = 0; p < pages; ++p) table[p] = std::int32_t((p * 37 + 11) % pages);
+  const std::int32_t first[1] = {std::int32_t(cached)};
+  std::vector<std::int64_t> slots(tokens);
+  for (std::size_t t = 0; t < tokens; ++t) {
+    const std::size_t i = cached + t;
+    slots[t] = std::int64_t(table[i / block]) * std::int64_t(block) + std::int64_t(i % block);
+  }
+  std::vector<std::int64_t> positions(tokens);
+  for (std::size_t t = 0; t < tokens; ++t) positions[t] = std::int64_t(cached + t);
+  const auto rot = make_rotary<float, 128>(Layout::half_split);
+  const auto q_view = rope::View<float>::contiguous(q.data(), tokens, kKvQueryHeads, d);
+  const auto k_view = rope::View<const float>::contiguous(k.data(), tokens, heads, d);
+  const auto v_view = rope::View<const float>::contiguous(v.data(), tokens, heads, d);
+  std::vector<float> no_rows;
+  const rope::CacheScales scales = bench_scales<E>(no_rows);
+  const rope::View<E> k_pages(k_cache.data(), pages, block, heads, block * kv_row, x, d * block);
+  const rope::View<E> v_pages(v_cache.data(), pages, block, heads, block * kv_row, 1, d * block);
+  const auto keys =
+      rope::Keys(
+          k_view,
+          rope::KeyCache<E>{k_pages, rope::Slots::paged({table.data(), 1, pages, block}, first),
+                            scales, rope::Coordinates::runs(x, x * block)})
+          .with_values(v_view,
+                       rope::ValueCache<E>{v_pages, scales, 0, rope::Coordinates::strided(block)});
+  const RowStore<E> store(scales, d, heads);
+  Buffer<float> k_work = k;
+  const auto k_work_view = rope::View<float>::contiguous(k_work.data(), tokens, heads, d);
+  Buffer<E> row(kv_row);
+  using FloatArray = Eigen::Array<float, Eigen::Dynamic, 1>;
+  float one = 1;
+  benchmark::DoNotOptimize(one);
+  // The heads of one token's row of E (row) to their places: keys in runs of x, values one by one.
+  const auto place = [&](E* cache, std::size_t slot, bool keys_layout) {
+    const std::size_t page = slot / block, at = slot % block;
+    for (std::size_t h = 0; h < heads; ++h) {
+      E* head = cache + page * block * kv_row + h * d * block;
+      const E* from = row.data() + h * d;
+      if (keys_layout) {
+        for (std::size_t i = 0; i < d; i += x) {
+          std::memcpy(static_cast<void*>(head + (i / x * block + at) * x), from + i, x * sizeof(E));
+        }
+      } else {
+        for (std::size_t i = 0; i < d; ++i) head[i * block + at] = from[i];
+      }
+    }
+  };
+  for (auto _ : state) {
+    switch (pass) {
+      case KvPass::fused:
+        rot.apply_qk(rope::Queries(q_view), keys, positions.data());
+        break;
+      case KvPass::separate:
+        rot.apply_qk(q_view, k_work_view, positions.data());
+        for (std::size_t t = 0; t < tokens; ++t) {
+          const auto slot = std::size_t(slots[t]);
+          store(k_work.data() + t * kv_row, row.data(), kv_row, heads, slot);
+          place(k_cache.data(), slot, true);
+        }
+        for (std::size_t t = 0; t < tokens; ++t) {
+          const auto slot = std::size_t(slots[t]);
+          store(v.data() + t * kv_row, row.data(), kv_row, heads, slot);
+          place(v_cache.data(), slot, false);
+        }
+        break;
+      case KvPass::limit:
+        for (std::size_t t = 0; t < tokens; ++t) {
+          Eigen::Map<FloatArray>(q.data() + t * q_row, Eigen::Index(q_row)) *= one;
+          float sum =
+              Eigen::Map<const FloatArray>(k.data() + t * kv_row, Eigen::Index(kv_row)).sum() +
+              Eigen::Map<const FloatArray>(v.data() + t * kv_row, Eigen::Index(kv_row)).sum();
+          benchmark::DoNotOptimize(sum);
+          const auto slot = std::size_t(slots[t]);
+          std::memset(static_cast<void*>(row.data()), int(t & 0x7F), kv_row * sizeof(E));
+          place(k_cache.data(), slot, true);
+          place(v_cache.data(), slot, false);
+        }
+        break;
+      default:  // the other passes are kv_append's
+        break;
+    }
+    benchmark::ClobberMemory();
+  }
+  const std::size_t moved =
+      tokens * (2 * q_row * sizeof(float) + 2 * kv_row * sizeof(float) + 2 * kv_row * sizeof(E));
+  state.SetBytesProcessed(std::int64_t(state.iterations()) * std::int64_t(moved));
+  state.SetItemsProcessed(std::int64_t(state.iterations()) *
+                          std::int64_t(tokens * (q_row + 2 * kv_row)));
+}
+
 // Multi-axis RoPE against ordinary RoPE on the same buffer: q and k of a fused
 // [tokens][28 + 4 + 4 heads][128] QKV buffer (Qwen2-VL-7B's attention), rotated by apply_qk.
 //   1d           Positions, ordinary RoPE (the reference cost);
@@ -1252,6 +1362,18 @@ int main(int argc, char** argv) {
                                    kv_append<rope::BlockQ8_0, Eigen::half>, pass, tokens);
       benchmark::RegisterBenchmark((kernel + "/q8_0+q8_0" + tail).c_str(),
                                    kv_append<rope::BlockQ8_0, rope::BlockQ8_0>, pass, tokens);
+    }
+  }
+  for (const std::size_t tokens : {1U, 16U, 512U}) {
+    const std::pair<const char*, KvPass> passes[] = {
+        {"fused", KvPass::fused}, {"separate", KvPass::separate}, {"limit", KvPass::limit}};
+    for (const auto& [pass_name, pass] : passes) {
+      const std::string kernel = std::string("kv_paged_") + pass_name;
+      const std::string tail = "/half_split/t" + std::to_string(tokens);
+      benchmark::RegisterBenchmark((kernel + "/half" + tail).c_str(), kv_paged<Eigen::half>, pass,
+                                   tokens);
+      benchmark::RegisterBenchmark((kernel + "/fp8_e4m3" + tail).c_str(),
+                                   kv_paged<rope::Float8E4M3>, pass, tokens);
     }
   }
   for (const std::size_t tokens : {1U, 512U}) {

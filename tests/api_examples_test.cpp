@@ -704,6 +704,63 @@ TEST_CASE("api.md: MLA rows", "[api][values][mla]") {
   }
 }
 
+TEST_CASE("api.md: paged caches", "[api][values][paged]") {
+  constexpr std::size_t q_heads = 8, kv_heads = 2, d = 128, sequences = 2, block_size = 16;
+  constexpr std::size_t pages = 6, x = 8;  // x: the halves of 16 bytes
+  const rope::Rotary<float, 128> rot;
+  std::mt19937_64 rng(47);
+  std::vector<float> q = rope_test::random_vector<float>(sequences * q_heads * d, rng);
+  const auto k = rope_test::random_vector<float>(sequences * kv_heads * d, rng);
+  const auto v = rope_test::random_vector<float>(sequences * kv_heads * d, rng);
+  std::vector<Eigen::half> key_pages(pages * kv_heads * d * block_size);
+  std::vector<Eigen::half> value_pages(key_pages.size());
+  // [api: paged]
+  // A decode step of two sequences into vLLM CPU's paged cache: keys as
+  // [pages][heads][d / 8][16][8] halves, values as [pages][heads][d][16]. Sequence 0 holds 20
+  // tokens in pages 4 and 1, sequence 1 holds 3 in page 5: their new tokens go to index 20 and 3.
+  const std::int32_t block_table[sequences][3] = {{4, 1, 2}, {5, 0, 3}};
+  const std::int32_t cached[sequences] = {20, 3};
+  const std::int64_t positions[sequences] = {20, 3};
+  const rope::PageTable table{&block_table[0][0], sequences, 3, block_size};
+  const std::size_t page = kv_heads * d * block_size;  // elements of a page
+  const rope::View<Eigen::half> k_pages(key_pages.data(), pages, block_size, kv_heads, page, x,
+                                        d * block_size);
+  const rope::View<Eigen::half> v_pages(value_pages.data(), pages, block_size, kv_heads, page, 1,
+                                        d * block_size);
+  rot.apply_qk(
+      rope::Queries(rope::View<float>::batch_seq_heads(q.data(), sequences, 1, q_heads, d)),
+      rope::Keys(rope::View<const float>::batch_seq_heads(k.data(), sequences, 1, kv_heads, d),
+                 rope::KeyCache<Eigen::half>{k_pages,
+                                             rope::Slots::paged(table, cached),
+                                             {},
+                                             rope::Coordinates::runs(x, x * block_size)})
+          .with_values(
+              rope::View<const float>::batch_seq_heads(v.data(), sequences, 1, kv_heads, d),
+              rope::ValueCache<Eigen::half>{
+                  v_pages, {}, 0, rope::Coordinates::strided(block_size)}),
+      positions);
+  // [api: paged end]
+  // Index 20 of sequence 0 is row 4 of page 1; index 3 of sequence 1 is row 3 of page 5. Each
+  // key rotated in float and rounded once to half: within 2^-11 of it, plus the float rotation's
+  // error (below 1e-6 for keys below 1 at these positions).
+  const std::size_t page_of[sequences] = {1, 5}, row_of[sequences] = {4, 3};
+  for (std::size_t b = 0; b < sequences; ++b) {
+    for (std::size_t h = 0; h < kv_heads; ++h) {
+      std::vector<double> expected(k.begin() + std::ptrdiff_t((b * kv_heads + h) * d),
+                                   k.begin() + std::ptrdiff_t((b * kv_heads + h + 1) * d));
+      rope::reference::rotate_half_split(expected.data(), d, double(positions[b]));
+      const std::size_t head = page_of[b] * kv_heads * d * block_size + h * d * block_size;
+      for (std::size_t i = 0; i < d; ++i) {
+        const double key =
+            double(float(key_pages[head + (i / x * block_size + row_of[b]) * x + i % x]));
+        REQUIRE(std::fabs(key - expected[i]) <= std::fabs(expected[i]) * 0x1p-11 + 1e-6);
+        const float value = float(value_pages[head + i * block_size + row_of[b]]);
+        REQUIRE(value == float(Eigen::half(v[(b * kv_heads + h) * d + i])));
+      }
+    }
+  }
+}
+
 TEST_CASE("api.md: QK-norm fused with RoPE", "[api][qk_norm]") {
   constexpr std::size_t q_heads = 4, k_heads = 2, d = 128, tokens = 2, rows = 8;
   rope::Options options;

@@ -14,6 +14,17 @@
 namespace rope {
 inline namespace ROPE_DETAIL_ISA {
 
+/// A block table (vLLM's block_table, FlashInfer's page indices): a cache whose rows come in pages
+/// of `block_size` rows, page p holding rows [p·block_size, (p + 1)·block_size), and the pages of
+/// each sequence listed in order, sequence b's at table[b·stride], table[b·stride + 1], ... (int32
+/// page numbers; a negative one is a page the sequence does not have). No ownership.
+struct PageTable {
+  const std::int32_t* table = nullptr;
+  std::size_t sequences = 0;   // rows of the table
+  std::size_t stride = 0;      // entries from one sequence's row to the next: its most pages
+  std::size_t block_size = 0;  // cache rows per page
+};
+
 /// The cache row of each token of a call, counted over the batch (token t of sequence b is token
 /// b·tokens + t), as inference engines keep them:
 ///
@@ -21,12 +32,19 @@ inline namespace ROPE_DETAIL_ISA {
 ///     Slots(slots, count)          token t into row slots[t]; a negative slot skips the token
 ///                                  (int32 or int64, as FlashInfer's and vLLM's slot mappings)
 ///     Slots::ring(first)           token t into row (first + t) mod rows: a ring buffer of rows
+///     Slots::paged(pages, first)   token t of sequence b at index i = first[b] + t of that
+///                                  sequence, into row pages.table[b·stride + i / block_size] ·
+///                                  block_size + i mod block_size (a negative page skips it)
+///     Slots::paged(pages, sequence, index, count)
+///                                  token t at index index[t] of sequence sequence[t], the same
+///                                  way: a batch of sequences of different lengths in one view
 ///
-/// Rows are counted over the cache view's sequences, as a call counts tokens. No ownership: the
-/// array of slots must outlive the call.
+/// Rows are counted over the cache view's sequences, as a call counts tokens (a paged View: one
+/// sequence per page, View(data, pages, block_size, heads, page_stride, token_stride,
+/// head_stride)). No ownership: the arrays must outlive the call.
 class Slots {
  public:
-  enum class Kind { same_rows, int32, int64, ring };
+  enum class Kind { same_rows, int32, int64, ring, paged, paged_tokens };
 
   Slots() noexcept = default;
   Slots(const std::int32_t* slots, std::size_t count) noexcept
@@ -41,20 +59,49 @@ class Slots {
     slots.first_ = first;
     return slots;
   }
+  /// Token t of the keys' sequence b at index first[b] + t of that sequence's pages (`first`:
+  /// one entry per sequence, the tokens it has before the call).
+  static Slots paged(const PageTable& pages, const std::int32_t* first) noexcept {
+    Slots slots;
+    slots.kind_ = Kind::paged;
+    slots.pages_ = pages;
+    slots.index_ = first;
+    return slots;
+  }
+  /// Token t at index index[t] of sequence sequence[t]'s pages (FlashInfer's batch indices and
+  /// positions; `count` entries each, one per token).
+  static Slots paged(const PageTable& pages, const std::int32_t* sequence,
+                     const std::int32_t* index, std::size_t count) noexcept {
+    Slots slots;
+    slots.kind_ = Kind::paged_tokens;
+    slots.pages_ = pages;
+    slots.int32_ = sequence;
+    slots.index_ = index;
+    slots.count_ = count;
+    return slots;
+  }
 
   Kind kind() const noexcept { return kind_; }
-  /// The slots given (int32 and int64 only).
+  /// The slots given (int32 and int64), or the per-token entries (paged_tokens).
   std::size_t size() const noexcept { return count_; }
   /// The slot array (int32 and int64 only; nullptr otherwise) and its element size.
   const void* data() const noexcept {
-    return kind_ == Kind::int32 ? static_cast<const void*>(int32_)
-                                : static_cast<const void*>(int64_);
+    if (kind_ == Kind::int32) return int32_;
+    return kind_ == Kind::int64 ? int64_ : nullptr;
   }
   std::size_t element_size() const noexcept {
     return kind_ == Kind::int32 ? sizeof(std::int32_t) : sizeof(std::int64_t);
   }
-  /// The row of token t in a cache of `rows` rows; negative: the token is skipped. Unchecked.
-  std::int64_t row(std::size_t t, std::size_t rows) const noexcept {
+  /// The block table (paged kinds), and their index arrays: the first index of each sequence
+  /// (paged) or each token's index and sequence (paged_tokens; nullptr otherwise).
+  const PageTable& pages() const noexcept { return pages_; }
+  const std::int32_t* indices() const noexcept { return index_; }
+  const std::int32_t* sequences() const noexcept {
+    return kind_ == Kind::paged_tokens ? int32_ : nullptr;
+  }
+  /// The row of token t in a cache of `rows` rows, for keys of `tokens` tokens per sequence;
+  /// negative: the token is skipped. Unchecked.
+  std::int64_t row(std::size_t t, std::size_t rows, std::size_t tokens = 1) const noexcept {
     switch (kind_) {
       case Kind::int32:
         return int32_[t];
@@ -64,17 +111,59 @@ class Slots {
         const std::uint64_t a = first_ % rows, b = t % rows;
         return static_cast<std::int64_t>(a >= rows - b ? a - (rows - b) : a + b);
       }
+      case Kind::paged: {
+        const std::size_t b = t / tokens;
+        return page_row(b, static_cast<std::size_t>(index_[b]) + t % tokens);
+      }
+      case Kind::paged_tokens:
+        return page_row(static_cast<std::size_t>(int32_[t]), static_cast<std::size_t>(index_[t]));
       default:
         return static_cast<std::int64_t>(t);
     }
   }
 
  private:
+  // The row of index i of sequence b, through the block table.
+  std::int64_t page_row(std::size_t b, std::size_t i) const noexcept {
+    const std::int64_t page = pages_.table[b * pages_.stride + i / pages_.block_size];
+    if (page < 0) return -1;
+    const auto size = static_cast<std::int64_t>(pages_.block_size);
+    return page * size + static_cast<std::int64_t>(i % pages_.block_size);
+  }
+
   Kind kind_ = Kind::same_rows;
-  const std::int32_t* int32_ = nullptr;
+  const std::int32_t* int32_ = nullptr;  // the slots (int32), each token's sequence (paged_tokens)
   const std::int64_t* int64_ = nullptr;
+  const std::int32_t* index_ = nullptr;  // paged: first per sequence; paged_tokens: per token
   std::size_t count_ = 0;
   std::uint64_t first_ = 0;
+  PageTable pages_ = {};
+};
+
+/// Where a head's coordinates lie in a cache row, from the head's first element (View::head):
+///
+///     Coordinates()              one after another, as in every View (the default)
+///     Coordinates::strided(s)    coordinate i at i·s: vLLM CPU's value pages
+///                                [pages][heads][d][block_size], s = block_size
+///     Coordinates::runs(n, s)    runs of n: coordinate i at (i / n)·s + i mod n: vLLM CPU's key
+///                                pages [pages][heads][d / n][block_size][n], n the elements of
+///                                16 bytes, s = n·block_size
+///
+/// Strides in elements. Only a cache's rows take them (not ggml's blocks, which are contiguous).
+struct Coordinates {
+  std::size_t run = 0;     // coordinates one after another; 0: the whole head
+  std::size_t stride = 0;  // elements from a run's first coordinate to the next run's
+
+  static Coordinates strided(std::size_t s) noexcept { return {1, s}; }
+  static Coordinates runs(std::size_t n, std::size_t s) noexcept { return {n, s}; }
+  bool contiguous() const noexcept { return run == 0; }
+  /// Elements from a head's first element to one past its last coordinate, for `head_size`
+  /// coordinates (those of a contiguous head: head_size).
+  std::size_t extent(std::size_t head_size) const noexcept {
+    if (run == 0 || head_size == 0) return head_size;
+    const std::size_t last = head_size - 1;
+    return last / run * stride + last % run + 1;
+  }
 };
 
 /// The scales of a quantised key cache (rope/quantized.hpp), as its element type takes them:
@@ -99,12 +188,13 @@ struct CacheScales {
 /// token. K is float, Eigen::half or Eigen::bfloat16 for keys computed in float (double for
 /// double), or a quantised type of rope/quantized.hpp for keys computed in float. Each row holds
 /// the keys' heads: rows.heads() equals the keys' head count, and a head is head_size elements
-/// (head_size / 32 for ggml's blocks).
+/// (head_size / 32 for ggml's blocks), its coordinates as `coordinates` places them.
 template <class K>
 struct KeyCache {
   View<K> rows;
   Slots slots = {};
   CacheScales scales = {};
+  Coordinates coordinates = {};
 };
 
 /// Where the values of a fused call's tokens go (Keys::with_values): the rows of a cache of V, at
@@ -117,6 +207,7 @@ struct ValueCache {
   View<V> rows;
   CacheScales scales = {};
   std::size_t head_size = 0;
+  Coordinates coordinates = {};
 };
 
 }  // namespace ROPE_DETAIL_ISA

@@ -70,7 +70,9 @@ struct Values {
 
   template <class V>
   Values(View<const T> source, const ValueCache<V>& cache) noexcept
-      : in(source), out{cache.rows, cache.scales, cache.head_size, &detail::value_format<T, V>} {
+      : in(source),
+        out{cache.rows, cache.scales, cache.head_size, cache.coordinates,
+            &detail::value_format<T, V>} {
     static_assert((is_storage_type_v<V> && std::is_same_v<compute_t<V>, compute_t<T>>) ||
                       (is_quantized_v<V> && std::is_same_v<compute_t<T>, float>),
                   "rope::ValueCache<V>: V must hold T's values as a key cache of T may: float, "
@@ -89,6 +91,7 @@ struct Keys {
   View<K> out;
   Slots slots = {};
   CacheScales scales = {};
+  Coordinates coordinates = {};  // of the cache's heads
   Norm<T> norm = {};
   std::optional<Values<T>> values = {};
 
@@ -97,7 +100,11 @@ struct Keys {
   Keys(View<T> x) noexcept : in(x), out(x) {}  // NOLINT(google-explicit-constructor)
   /// Into a KV cache: row cache.slots(t) of cache.rows for token t.
   Keys(View<const T> source, const KeyCache<K>& cache) noexcept
-      : in(source), out(cache.rows), slots(cache.slots), scales(cache.scales) {}
+      : in(source),
+        out(cache.rows),
+        slots(cache.slots),
+        scales(cache.scales),
+        coordinates(cache.coordinates) {}
 
   /// The same keys, normalised by `n`.
   Keys normalized(const Norm<T>& n) const noexcept {

@@ -124,6 +124,74 @@ ROPE_DETAIL_NOINLINE inline void check_view(const char* name, const Geometry& vi
   }
 }
 
+// A cache view whose heads' coordinates `c` strides (not contiguous): check_view's checks with a
+// head of c.extent(head_size) elements for its reach, but heads that may interleave. Its heads do
+// not share an element where the three axes (coordinate runs, tokens, heads), taken from the
+// smallest stride up, each step past what the axes below it span; sequences follow one another.
+// A cache of blocks cannot have such coordinates (E89, first).
+ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_strided_view(const char* name,
+                                                                     const Geometry& view,
+                                                                     std::size_t head_size,
+                                                                     const Coordinates& c,
+                                                                     bool blocks) {
+  if (blocks) {
+    invalid(
+        "rope: the %s's heads are blocks of 32 values, contiguous: they take no strided "
+        "coordinates (Coordinates::strided, Coordinates::runs)",
+        name);
+  }
+  if (c.stride < c.run) {
+    invalid(
+        "rope: the %s's coordinates in runs of %zu, %zu apart, would overlap: the stride "
+        "must be at least the run",
+        name, c.run, c.stride);
+  }
+  const std::size_t runs = head_size == 0 ? 0 : (head_size - 1) / c.run;  // runs past the first
+  if (runs != 0 && c.stride > kMaxViewBytes / view.element / runs) {
+    invalid(
+        "rope: the %s's coordinate stride %zu reaches %zu x %zu elements past a head's first: "
+        "more than %zu bytes",
+        name, c.stride, runs, c.stride, kMaxViewBytes);
+  }
+  const std::size_t extent = c.extent(head_size);
+  if (view.batches > 1 && view.tokens != 0 && view.batches > SIZE_MAX / view.tokens) {
+    invalid("rope: %s has %zu sequences x %zu tokens: more rows than a size_t counts", name,
+            view.batches, view.tokens);
+  }
+  if (view.rows() == 0 || view.heads == 0) return;
+  if (view.data == 0) invalid("rope: %s is a null pointer", name);
+  check_extent(name, view, extent);
+  if (view.buffer != View<char>::unknown && view.span_elements(extent) > view.buffer) {
+    invalid("rope: %s needs %zu elements from its first, but its buffer holds %zu", name,
+            view.span_elements(extent), view.buffer);
+  }
+  struct Axis {
+    const char* name;
+    std::size_t step, count;
+  };
+  Axis axes[3] = {{"coordinate stride", c.stride, runs + 1},
+                  {"token_stride", view.token_step, view.tokens},
+                  {"head_stride", view.head_step, view.heads}};
+  std::sort(axes, axes + 3, [](const Axis& a, const Axis& b) { return a.step < b.step; });
+  std::size_t spanned = std::min(c.run, head_size);  // elements the axes below reach
+  for (const Axis& a : axes) {
+    if (a.count <= 1) continue;
+    if (a.step < spanned) {
+      invalid(
+          "rope: %s %s %zu is smaller than %zu, the elements the strides below it span: "
+          "heads would overlap",
+          name, a.name, a.step, spanned);
+    }
+    spanned += (a.count - 1) * a.step;
+  }
+  if (view.batches > 1 && view.batch_stride < view.span(extent)) {
+    invalid(
+        "rope: %s batch_stride %zu is smaller than the span of one sequence, %zu elements: "
+        "sequences would overlap",
+        name, view.elements(view.batch_stride), view.elements(view.span(extent)));
+  }
+}
+
 // The head size must be even, and the rotated slice [offset, offset + rotary_dim) even and inside
 // the head; rotary_dim 0 means the whole head. Returns the rotary_dim.
 ROPE_DETAIL_COLD inline std::size_t checked_rotary_dim(std::size_t head_size,
@@ -369,9 +437,38 @@ inline IndexBytes index_bytes(const Positions& positions, TokenRange range) {
                      (positions.axes() - 1) * positions.axis_stride() +
                          (range.last - 1) * positions.token_stride());
 }
-inline IndexBytes index_bytes(const Slots& slots, TokenRange range) {
-  if (slots.data() == nullptr || range.first == range.last) return {};
-  return index_bytes(slots.data(), slots.element_size(), range.first, range.last - 1);
+// The arrays a Slots reads for the tokens of range (keys of `tokens` tokens per sequence), with
+// their names: the slot array, or a page table's table and index arrays. None for a ring or
+// rows t.
+struct SlotArrays {
+  const char* name[3];
+  IndexBytes bytes[3];
+  std::size_t count = 0;
+};
+inline SlotArrays slot_arrays(const Slots& slots, TokenRange range, std::size_t tokens) {
+  SlotArrays a;
+  const auto add = [&a](const char* name, IndexBytes bytes) {
+    a.name[a.count] = name;
+    a.bytes[a.count++] = bytes;
+  };
+  if (range.first == range.last) return a;
+  const std::size_t first = range.first, last = range.last - 1;
+  if (slots.data() != nullptr) {
+    add("slot", index_bytes(slots.data(), slots.element_size(), first, last));
+  } else if (slots.kind() == Slots::Kind::paged || slots.kind() == Slots::Kind::paged_tokens) {
+    const PageTable& p = slots.pages();
+    if (p.table != nullptr && p.sequences != 0 && p.stride != 0) {
+      add("page table", index_bytes(p.table, sizeof(std::int32_t), 0, p.sequences * p.stride - 1));
+    }
+    if (slots.kind() == Slots::Kind::paged) {
+      add("first index",
+          index_bytes(slots.indices(), sizeof(std::int32_t), first / tokens, last / tokens));
+    } else {
+      add("index", index_bytes(slots.indices(), sizeof(std::int32_t), first, last));
+      add("sequence", index_bytes(slots.sequences(), sizeof(std::int32_t), first, last));
+    }
+  }
+  return a;
 }
 
 // An index array that a call reads must not lie in a view it writes: the walk reads each entry
@@ -503,9 +600,59 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_apply(const Geometry& src, const Ge
   return range;
 }
 
-// The slots of the tokens of range into a cache of `rows` rows: given for every token of the
-// call, inside the cache or negative (skipped), and no row written twice.
+// A paged Slots' block table and index arrays (E91 for what is missing, E92 for an index
+// outside it) for the tokens of range, of keys of `sequences` sequences of `tokens` tokens.
+ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_pages(const Slots& slots,
+                                                              std::size_t sequences,
+                                                              std::size_t tokens,
+                                                              TokenRange range) {
+  const PageTable& p = slots.pages();
+  const bool per_token = slots.kind() == Slots::Kind::paged_tokens;
+  if (range.first == range.last) return;  // no token: nothing is read
+  if (p.table == nullptr) invalid("rope: the page table is a null pointer");
+  if (p.block_size == 0 || p.stride == 0) {
+    invalid("rope: the page table has block_size %zu and stride %zu: both must be > 0",
+            p.block_size, p.stride);
+  }
+  if (p.sequences > kMaxViewBytes / sizeof(std::int32_t) / p.stride) {
+    invalid("rope: the page table's %zu sequences x %zu pages exceed %zu bytes", p.sequences,
+            p.stride, kMaxViewBytes);
+  }
+  if (!per_token && p.sequences < sequences) {
+    invalid("rope: the page table has %zu sequences but k has %zu", p.sequences, sequences);
+  }
+  if (per_token && slots.size() != sequences * tokens) {
+    invalid("rope: %zu paged entries given for the %zu tokens of k", slots.size(),
+            sequences * tokens);
+  }
+  if (slots.indices() == nullptr || (per_token && slots.sequences() == nullptr)) {
+    invalid("rope: the paged slots' %s array is a null pointer",
+            slots.indices() == nullptr ? (per_token ? "index" : "first") : "sequence");
+  }
+  for (std::size_t t = range.first; t < range.last; ++t) {
+    const std::size_t b = per_token ? 0 : t / tokens;
+    const std::int64_t sequence = per_token ? slots.sequences()[t] : static_cast<std::int64_t>(b);
+    const std::int64_t index =
+        per_token ? std::int64_t{slots.indices()[t]}
+                  : std::int64_t{slots.indices()[b]} + static_cast<std::int64_t>(t % tokens);
+    if (sequence < 0 || static_cast<std::uint64_t>(sequence) >= p.sequences) {
+      out_of_range("rope: token %zu is of sequence %lld, outside the page table's [0, %zu)", t,
+                   static_cast<long long>(sequence), p.sequences);
+    }
+    if (index < 0 || static_cast<std::uint64_t>(index) / p.block_size >= p.stride) {
+      out_of_range(
+          "rope: token %zu is at index %lld of its sequence, outside the %zu pages x %zu rows its "
+          "row of the page table holds",
+          t, static_cast<long long>(index), p.stride, p.block_size);
+    }
+  }
+}
+
+// The slots of the tokens of range into a cache of `rows` rows, for keys of `sequences`
+// sequences of `tokens` tokens: given for every token of the call, inside the cache or negative
+// (skipped), and no row written twice.
 ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_slots(const Slots& slots,
+                                                              std::size_t sequences,
                                                               std::size_t tokens, std::size_t rows,
                                                               TokenRange range) {
   const std::size_t count = range.last - range.first;
@@ -515,12 +662,18 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_slots(const Slots& slots
     }
     return;
   }
-  if (slots.size() != tokens) {
-    invalid("rope: %zu slots given for the %zu tokens of k", slots.size(), tokens);
+  const bool paged =
+      slots.kind() == Slots::Kind::paged || slots.kind() == Slots::Kind::paged_tokens;
+  if (paged) {
+    check_pages(slots, sequences, tokens, range);
+  } else {
+    if (slots.size() != sequences * tokens) {
+      invalid("rope: %zu slots given for the %zu tokens of k", slots.size(), sequences * tokens);
+    }
+    if (slots.data() == nullptr && count != 0) invalid("rope: the slot array is a null pointer");
   }
-  if (slots.data() == nullptr && count != 0) invalid("rope: the slot array is a null pointer");
   for (std::size_t t = range.first; t < range.last; ++t) {
-    const std::int64_t slot = slots.row(t, rows);
+    const std::int64_t slot = slots.row(t, rows, tokens);
     if (slot >= 0 && static_cast<std::uint64_t>(slot) >= rows) {
       out_of_range("rope: slot %lld of token %zu is outside the cache's rows [0, %zu)",
                    static_cast<long long>(slot), t, rows);
@@ -530,7 +683,7 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_slots(const Slots& slots
   std::vector<std::pair<std::int64_t, std::size_t>> taken;  // (row, token), sorted
   taken.reserve(count);
   for (std::size_t t = range.first; t < range.last; ++t) {
-    const std::int64_t slot = slots.row(t, rows);
+    const std::int64_t slot = slots.row(t, rows, tokens);
     if (slot >= 0) taken.emplace_back(slot, t);
   }
   std::sort(taken.begin(), taken.end());

@@ -9,6 +9,7 @@
 #include <cfloat>
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -75,13 +76,23 @@ struct Fused {
   const Geometry& k_out() const noexcept { return jobs[1].dst; }
   const Geometry& v() const noexcept { return v_job->src; }
   const Geometry& v_out() const noexcept { return v_job->dst; }
+  // Elements from a cache head's first element to one past its last coordinate (its blocks, for
+  // a cache of blocks), for keys of head_size values: what the checks take as the head's extent.
+  std::size_t k_extent(std::size_t head_size) const noexcept {
+    return jobs[1].coordinates.extent(cache_head(quantization, head_size));
+  }
+  std::size_t v_extent(std::size_t head_size) const noexcept {
+    return v_job->coordinates.extent(cache_head(v_quantization(), v_head_size(head_size)));
+  }
+  bool k_strided() const noexcept { return !jobs[1].coordinates.contiguous(); }
+  bool v_strided() const noexcept { return v_job && !v_job->coordinates.contiguous(); }
 };
 
 // The roles of queries of T and keys into K, with the kernels for heads of at most Half pairs.
 // The roles must outlive the Fused (it points to the keys' slots).
 template <int Half, class T, class K>
-Fused fused_of(const Queries<T>& q, const Keys<T, K>& k, Layout layout,
-               std::size_t head_size) noexcept {
+ROPE_DETAIL_INLINE Fused fused_of(const Queries<T>& q, const Keys<T, K>& k, Layout layout,
+                                  std::size_t head_size) noexcept {
   static_assert((is_storage_type_v<K> && std::is_same_v<compute_t<K>, compute_t<T>>) ||
                     (is_quantized_v<K> && std::is_same_v<compute_t<T>, float>),
                 "rope::Keys<T, K>: K must compute in T's type: float, Eigen::half or "
@@ -97,6 +108,7 @@ Fused fused_of(const Queries<T>& q, const Keys<T, K>& k, Layout layout,
   f.jobs[1].kernel = kernel_for<Half, T, D>(layout);
   if constexpr (!std::is_same_v<T, D>) f.jobs[1].copy_outside = &convert_outside_slice<T, D>;
   if (k.slots.kind() != Slots::Kind::same_rows) f.jobs[1].slots = &k.slots;
+  f.jobs[1].coordinates = k.coordinates;
   if constexpr (is_quantized_v<K>) {
     f.quantization = quantization_of<K>();
     f.k_quantize = quantize_job<K>(k.scales, head_size, k.out.heads());
@@ -106,6 +118,7 @@ Fused fused_of(const Queries<T>& q, const Keys<T, K>& k, Layout layout,
     f.v_job.emplace(k.values->in, cache.rows);
     f.v_job->copy = cache.format->copy;
     f.v_job->slots = f.jobs[1].slots;
+    f.v_job->coordinates = cache.coordinates;
     f.v_cache = &cache;
     if (cache.format->quantizer != nullptr) {
       f.v_quantize =
@@ -113,6 +126,36 @@ Fused fused_of(const Queries<T>& q, const Keys<T, K>& k, Layout layout,
     }
   }
   return f;
+}
+
+// A cache's view (`name`: "cache", "value cache"), its heads' coordinates contiguous (check_view)
+// or strided (check_strided_view), for heads of head_size values.
+inline void check_cache_view(const char* name, const Geometry& cache, std::size_t head_size,
+                             Quantization quantization, const Coordinates& c) {
+  if (c.contiguous()) {
+    check_view(name, cache, cache_head(quantization, head_size));
+  } else {
+    check_strided_view(name, cache, head_size, c, quantization == Quantization::blocks);
+  }
+}
+
+// check_disjoint (in_place_allowed false) where a view may be a cache with strided coordinates,
+// whose heads interleave: such a cache shares no byte of its extent with the other view (E90).
+inline void check_apart(const char* a_name, const Geometry& a, std::size_t a_head, bool a_strided,
+                        const char* b_name, const Geometry& b, std::size_t b_head, bool b_strided) {
+  if (!a_strided && !b_strided) {
+    check_disjoint(a_name, a, a_head, b_name, b, b_head, false);
+    return;
+  }
+  if (a.rows() == 0 || a.heads == 0 || b.rows() == 0 || b.heads == 0) return;
+  const std::uintptr_t a_end = a.end(a_head), b_end = b.end(b_head);
+  if (a.data < b_end && b.data < a_end) {
+    invalid(
+        "rope: %s and %s share bytes (%zu bytes from %#zx and %zu from %#zx): a cache with "
+        "strided coordinates must lie apart from every other view",
+        a_name, b_name, static_cast<std::size_t>(a_end - a.data), static_cast<std::size_t>(a.data),
+        static_cast<std::size_t>(b_end - b.data), static_cast<std::size_t>(b.data));
+  }
 }
 
 // Whether a cache has anything quantised or scaled for check_cache_scales to check.
@@ -200,11 +243,11 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_cache_scales(
   apart("q", view_bytes(f.q(), head_size));
   apart("q_out", view_bytes(f.q_out(), head_size));
   apart("k", view_bytes(f.k(), head_size));
-  apart("the cache", view_bytes(f.k_out(), cache_head(f.quantization, head_size)));
+  apart("the cache", view_bytes(f.k_out(), f.k_extent(head_size)));
   if (f.v_job) {
     const std::size_t vh = f.v_head_size(head_size);
     apart("v", view_bytes(f.v(), vh));
-    apart("the value cache", view_bytes(f.v_out(), cache_head(f.v_quantization(), vh)));
+    apart("the value cache", view_bytes(f.v_out(), f.v_extent(head_size)));
     // The keys' scales against the values': checked once, from the values' side.
     const CacheScales& k_scales = *f.scales;
     if (&s != &k_scales && f.quantization == Quantization::int8 && k_scales.per_row != nullptr &&
@@ -213,7 +256,10 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_cache_scales(
     }
   }
   apart("the positions array", index_bytes(positions, range));
-  if (f.slots->data() != nullptr) apart("the slot array", index_bytes(*f.slots, range));
+  const SlotArrays slot_bytes = slot_arrays(*f.slots, range, f.k().tokens);
+  for (std::size_t i = 0; i < slot_bytes.count; ++i) {
+    apart((std::string("the ") + slot_bytes.name[i] + " array").c_str(), slot_bytes.bytes[i]);
+  }
 }
 
 // The values' checks (after the keys'): v a view of k's shape; its cache of the keys'
@@ -224,29 +270,31 @@ ROPE_DETAIL_NOINLINE inline void check_values(const Fused& f, std::size_t head_s
                                               const Positions& positions, TokenRange range) {
   const Quantization vq = f.v_quantization();
   const std::size_t vh = f.v_head_size(head_size);  // values in a head of v
-  const std::size_t v_head = cache_head(vq, vh), k_head = cache_head(f.quantization, head_size);
+  const std::size_t v_head = f.v_extent(head_size), k_head = f.k_extent(head_size);
+  const bool vs = f.v_strided(), ks = f.k_strided();
   check_view("v", f.v(), vh);
-  check_view("value cache", f.v_out(), v_head);
+  check_cache_view("value cache", f.v_out(), vh, vq, f.v_job->coordinates);
   check_same_shape("k", f.k(), "v", f.v());
   const bool rows_t = f.slots->kind() == Slots::Kind::same_rows;
   const bool q_in_place = same_view(f.q(), f.q_out()),
-             k_in_place = rows_t && same_view(f.k(), f.k_out());
+             k_in_place = rows_t && !ks && same_view(f.k(), f.k_out());
   check_same_shape(k_in_place ? "k" : "cache", f.k_out(), "value cache", f.v_out());
   // The value cache against every view; v, read, against the views written.
   const char* q_out = q_in_place ? "q" : "q_out";
   const char* k_out = k_in_place ? "k" : "cache";
-  check_disjoint("value cache", f.v_out(), v_head, "q", f.q(), head_size, false);
-  if (!q_in_place)
-    check_disjoint("value cache", f.v_out(), v_head, q_out, f.q_out(), head_size, false);
-  check_disjoint("value cache", f.v_out(), v_head, "k", f.k(), head_size, false);
-  if (!k_in_place)
-    check_disjoint("value cache", f.v_out(), v_head, k_out, f.k_out(), k_head, false);
-  check_disjoint("value cache", f.v_out(), v_head, "v", f.v(), vh, false);
+  check_apart("value cache", f.v_out(), v_head, vs, "q", f.q(), head_size, false);
+  if (!q_in_place) {
+    check_apart("value cache", f.v_out(), v_head, vs, q_out, f.q_out(), head_size, false);
+  }
+  check_apart("value cache", f.v_out(), v_head, vs, "k", f.k(), head_size, false);
+  if (!k_in_place) check_apart("value cache", f.v_out(), v_head, vs, k_out, f.k_out(), k_head, ks);
+  check_apart("value cache", f.v_out(), v_head, vs, "v", f.v(), vh, false);
   check_disjoint("v", f.v(), vh, q_out, f.q_out(), head_size, false);
-  check_disjoint("v", f.v(), vh, k_out, f.k_out(), k_head, false);
+  check_apart("v", f.v(), vh, false, k_out, f.k_out(), k_head, ks);
   check_index_outside("positions", index_bytes(positions, range), "value cache", f.v_out(), v_head);
-  if (f.slots->data() != nullptr) {
-    check_index_outside("slot", index_bytes(*f.slots, range), "value cache", f.v_out(), v_head);
+  const SlotArrays slot_bytes = slot_arrays(*f.slots, range, f.k().tokens);
+  for (std::size_t i = 0; i < slot_bytes.count; ++i) {
+    check_index_outside(slot_bytes.name[i], slot_bytes.bytes[i], "value cache", f.v_out(), v_head);
   }
   if (scaled(vq, f.v_cache->scales)) {
     check_cache_scales(f, "value cache", vq, f.v_cache->scales, f.v_out(), head_size, positions,
@@ -266,15 +314,17 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_fused(const Fused& f, std::size_t h
   check_direction(call.direction);
   check_blocks("cache", f.quantization, head_size);
   check_blocks("value cache", f.v_quantization(), f.v_head_size(head_size));
-  const std::size_t k_head = cache_head(f.quantization, head_size);  // elements of a cache head
+  const std::size_t k_head = f.k_extent(head_size);  // elements of a cache head, by extent
+  const bool ks = f.k_strided();
   // A role in place is one view: checked once, and not against itself.
   const bool rows_t = f.slots->kind() == Slots::Kind::same_rows;
   const bool q_in_place = same_view(f.q(), f.q_out()),
-             k_in_place = rows_t && same_view(f.k(), f.k_out());
+             k_in_place = rows_t && !ks && same_view(f.k(), f.k_out());
   check_view("q", f.q(), head_size);
   if (!q_in_place) check_view("q_out", f.q_out(), head_size);
   check_view("k", f.k(), head_size);
-  if (!k_in_place) check_view("cache", f.k_out(), k_head);
+  if (!k_in_place)
+    check_cache_view("cache", f.k_out(), head_size, f.quantization, f.jobs[1].coordinates);
   if (!q_in_place) check_same_shape("q", f.q(), "q_out", f.q_out());
   if (f.q().batches != f.k().batches || f.q().tokens != f.k().tokens) {
     invalid("rope: q has %zu tokens but k has %zu", f.q().rows(), f.k().rows());
@@ -288,17 +338,18 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_fused(const Fused& f, std::size_t h
   check_disjoint("q", f.q(), "k", f.k(), head_size, false);
   if (!q_in_place) check_disjoint("q_out", f.q_out(), "k", f.k(), head_size, false);
   if (!k_in_place) {
-    check_disjoint("cache", f.k_out(), k_head, "q", f.q(), head_size, false);
-    if (!q_in_place) {
-      check_disjoint("cache", f.k_out(), k_head, "q_out", f.q_out(), head_size, false);
-    }
-    if (!rows_t || !same_heads(f.k(), f.k_out())) {
-      check_disjoint("cache", f.k_out(), k_head, "k", f.k(), head_size, false);
+    check_apart("cache", f.k_out(), k_head, ks, "q", f.q(), head_size, false);
+    if (!q_in_place)
+      check_apart("cache", f.k_out(), k_head, ks, "q_out", f.q_out(), head_size, false);
+    if (!rows_t || ks || !same_heads(f.k(), f.k_out())) {
+      check_apart("cache", f.k_out(), k_head, ks, "k", f.k(), head_size, false);
     }
   }
   const TokenRange range = call.range(f.q().rows());
   check_range(range, f.q().rows());
-  if (!rows_t && f.k().heads != 0) check_slots(*f.slots, f.k().rows(), f.k_out().rows(), range);
+  if (!rows_t && f.k().heads != 0) {
+    check_slots(*f.slots, f.k().batches, f.k().tokens, f.k_out().rows(), range);
+  }
   check_positions(positions, range, f.q().tokens, axes, coordinates);
   // The views written, named as the caller knows them: q and k when in place.
   const char* q_out = same_heads(f.q(), f.q_out()) ? "q" : "q_out";
@@ -306,14 +357,14 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_fused(const Fused& f, std::size_t h
   const IndexBytes position_bytes = index_bytes(positions, range);
   check_index_outside("positions", position_bytes, q_out, f.q_out(), head_size);
   check_index_outside("positions", position_bytes, k_out, f.k_out(), k_head);
-  if (f.slots->data() != nullptr) {  // none for a ring or rows t
-    const IndexBytes slot_bytes = index_bytes(*f.slots, range);
-    check_index_outside("slot", slot_bytes, q_out, f.q_out(), head_size);
-    check_index_outside("slot", slot_bytes, k_out, f.k_out(), k_head);
+  const SlotArrays slot_bytes = slot_arrays(*f.slots, range, f.k().tokens);  // none: ring, rows t
+  for (std::size_t i = 0; i < slot_bytes.count; ++i) {
+    check_index_outside(slot_bytes.name[i], slot_bytes.bytes[i], q_out, f.q_out(), head_size);
+    check_index_outside(slot_bytes.name[i], slot_bytes.bytes[i], k_out, f.k_out(), k_head);
   }
   if (call.execution.streaming_stores) {
     check_streaming(f.q(), f.q_out());
-    if (f.quantization == Quantization::none) check_streaming(f.k(), f.k_out());
+    if (f.quantization == Quantization::none && !ks) check_streaming(f.k(), f.k_out());
   }
   // Roles without a norm have nothing to check (an enumerator out of range is not none).
   if (f.q_norm) {

@@ -129,6 +129,7 @@ struct Job {
   Kernel kernel = nullptr;
   CopyOutside copy_outside = nullptr;
   const Slots* slots = nullptr;
+  Coordinates coordinates = {};  // of dst's heads (a cache's)
   const NormJob* norm = nullptr;
   const QuantizeJob* quantize = nullptr;
   bool quantized_source = false;  // a shift of quantised keys: src loaded by quantize->load

@@ -81,6 +81,7 @@ struct ErasedCache {
   Geometry rows;
   CacheScales scales;
   std::size_t head_size;  // 0: the keys'
+  Coordinates coordinates;
   const ValueFormat* format;
 };
 
