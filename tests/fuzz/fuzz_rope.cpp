@@ -593,6 +593,7 @@ void run(Bytes& in, bool multi_axis) {
 // their enumerators, consecutive starts near the ends of int64, and rings that start near 2^64.
 // The rules are judged here in 128-bit arithmetic; a call that must be rejected must throw
 // before writing, and one that must pass must give the bits of the same call on plain arrays.
+// Inputs that begin with A5 5B draw paged caches with strided coordinates (E89–E92, E81).
 
 __extension__ typedef unsigned __int128 Wide;  // 128-bit arithmetic, g++ and clang
 __extension__ typedef __int128 SignedWide;
@@ -847,6 +848,130 @@ void attack_ring(Bytes& in) {
   if (ring != explicit_rows) fail("a ring's rows differ from (first + t) mod rows");
 }
 
+// A paged cache with strided coordinates (Coordinates, Slots::paged or a ring) at random strides
+// in a buffer of known length: rejected, with nothing written, wherever a head's coordinate would
+// fall outside the buffer or on another's; where accepted, every head apart and inside, each
+// token's key the bits the same call writes into a contiguous cache, placed by the coordinates'
+// formula, and nothing else written. (The library's rule, nested strides, may also reject
+// layouts whose heads happen to be apart: that is not checked here.)
+void attack_paged(Bytes& in) {
+  const rope::Rotary<float>& rot = attack_rotary();
+  const std::size_t pages = 1 + in.u8() % 3, block = 1 + in.u8() % 4, heads = 1 + in.u8() % 2;
+  const std::size_t rows = pages * block, tokens = 1 + in.u8() % 3;
+  const auto step = [&in](std::size_t sensible) {
+    const std::size_t values[] = {sensible,
+                                  sensible,
+                                  sensible,
+                                  0,
+                                  1,
+                                  static_cast<std::size_t>(in.u8() % 64),
+                                  SIZE_MAX,
+                                  std::size_t{1} << 61,
+                                  static_cast<std::size_t>(in.u64())};
+    return in.pick(values);
+  };
+  const std::size_t run = 1 + in.u8() % kD, coordinate_stride = step(run * block);
+  const std::size_t token_stride = step(run), head_stride = step(kD * block);
+  const std::size_t page_stride = step(heads * kD * block);
+  std::vector<float> buffer(768);
+  for (std::size_t i = 0; i < buffer.size(); ++i) buffer[i] = -8.0f - float(i % 5);
+  const std::vector<float> before = buffer;
+  const std::size_t offset = in.u8() % 16, length = buffer.size() - offset;
+  const rope::View<float> cache = rope::View<float>(buffer.data() + offset, pages, block, heads,
+                                                    page_stride, token_stride, head_stride)
+                                      .within(length);
+  const rope::Coordinates coordinates = rope::Coordinates::runs(run, coordinate_stride);
+  // The slots: a ring, or a block table of one sequence (a page number may be −1).
+  std::int32_t table[3], first[1] = {static_cast<std::int32_t>(in.u8() % 4)};
+  for (std::int32_t& page : table) page = static_cast<std::int32_t>(in.u8() % (pages + 1)) - 1;
+  const bool paged = in.u8() % 2 == 0;
+  const std::uint64_t ring_first = in.u8();
+  const rope::Slots slots =
+      paged ? rope::Slots::paged({table, 1, 3, block}, first) : rope::Slots::ring(ring_first);
+  std::vector<std::int64_t> positions(tokens), flat(tokens);
+  bool slots_valid = true;
+  for (std::size_t t = 0; t < tokens; ++t) {
+    positions[t] = std::int64_t(t);
+    if (paged) {
+      const std::size_t i = std::size_t(first[0]) + t;
+      if (i / block >= 3) {
+        slots_valid = false;
+        continue;
+      }
+      const std::int32_t page = table[i / block];
+      flat[t] = page < 0 ? -1 : std::int64_t(page) * std::int64_t(block) + std::int64_t(i % block);
+    } else {
+      flat[t] = std::int64_t((Wide(ring_first) + t) % rows);
+    }
+  }
+  if (!paged && tokens > rows) slots_valid = false;
+  for (std::size_t a = 0; a < tokens && slots_valid; ++a) {  // a row taken twice
+    for (std::size_t b = a + 1; b < tokens; ++b) {
+      if (flat[a] >= 0 && flat[a] == flat[b]) slots_valid = false;
+    }
+  }
+  // Every coordinate's element, in 128-bit arithmetic: inside the buffer, and none taken twice.
+  bool layout_valid = true;
+  std::vector<Wide> taken;
+  for (std::size_t r = 0; r < rows && layout_valid; ++r) {
+    for (std::size_t h = 0; h < heads && layout_valid; ++h) {
+      for (std::size_t i = 0; i < kD; ++i) {
+        const Wide at = Wide(r / block) * page_stride + Wide(r % block) * token_stride +
+                        Wide(h) * head_stride + Wide(i / run) * coordinate_stride + i % run;
+        if (at >= length) {
+          layout_valid = false;
+          break;
+        }
+        taken.push_back(at);
+      }
+    }
+  }
+  std::sort(taken.begin(), taken.end());
+  if (std::adjacent_find(taken.begin(), taken.end()) != taken.end()) layout_valid = false;
+  std::vector<float> k(tokens * heads * kD), q(tokens * kD, 0.5f);
+  for (std::size_t i = 0; i < k.size(); ++i) k[i] = float(i % 9) - 4.0f;
+  const auto keys = rope::View<const float>::contiguous(k.data(), tokens, heads, kD);
+  bool threw = false;
+  try {
+    rot.apply_qk(rope::Queries(rope::View<float>::contiguous(q.data(), tokens, 1, kD)),
+                 rope::Keys(keys, rope::KeyCache<float>{cache, slots, {}, coordinates}),
+                 positions.data());
+  } catch (const std::invalid_argument&) {
+    threw = true;
+  } catch (const std::out_of_range&) {
+    threw = true;
+  }
+  if (threw) {
+    if (buffer != before) fail("a rejected paged call wrote");
+    return;
+  }
+  if (!layout_valid)
+    fail("a strided cache with a head outside its buffer or on another was accepted");
+  if (!slots_valid) fail("paged slots outside the table, or a row taken twice, were accepted");
+  // The same call into contiguous rows at the flat slots, placed by the formula.
+  std::vector<float> rows_cache(rows * heads * kD, 0.0f), expected = before, q2(tokens * kD, 0.5f);
+  rot.apply_qk(rope::Queries(rope::View<float>::contiguous(q2.data(), tokens, 1, kD)),
+               rope::Keys(keys, rope::KeyCache<float>{rope::View<float>::contiguous(
+                                                          rows_cache.data(), rows, heads, kD),
+                                                      rope::Slots(flat.data(), tokens)}),
+               positions.data());
+  for (std::size_t t = 0; t < tokens; ++t) {
+    if (flat[t] < 0) continue;
+    const auto r = std::size_t(flat[t]);
+    for (std::size_t h = 0; h < heads; ++h) {
+      for (std::size_t i = 0; i < kD; ++i) {
+        const std::size_t at = offset + (r / block) * page_stride + (r % block) * token_stride +
+                               h * head_stride + (i / run) * coordinate_stride + i % run;
+        expected[at] = rows_cache[(r * heads + h) * kD + i];
+      }
+    }
+  }
+  if (std::memcmp(expected.data(), buffer.data(), buffer.size() * sizeof(float)) != 0) {
+    fail("a strided cache's rows differ from the contiguous call's placed by the formula");
+  }
+  if (q != q2) fail("the queries differ with a strided cache");
+}
+
 void attack(Bytes& in) {
   switch (in.u8() % 5) {
     case 0:
@@ -873,6 +998,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size >= 2 && data[0] == 0xA5 && data[1] == 0x5A) {
     Bytes in(data + 2, size - 2);
     attack(in);
+    return 0;
+  }
+  if (size >= 2 && data[0] == 0xA5 && data[1] == 0x5B) {
+    Bytes in(data + 2, size - 2);
+    attack_paged(in);
     return 0;
   }
   Bytes in(data, size);
