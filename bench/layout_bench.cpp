@@ -431,6 +431,18 @@ void fused_qk(benchmark::State& state, bool checked, std::size_t tokens) {
 enum class KvPass { fused, fused_unchecked, separate, limit, keys_then_values };
 constexpr std::size_t kKvHeadSize = 128, kKvQueryHeads = 32, kKvKeyHeads = 8;
 
+// A limit pass's work on one token's float activations, the least that reads and writes them:
+// q (q_count values) multiplied by one in place, a and b read and summed in registers (b may be
+// none).
+void touch_token(float one, float* q, std::size_t q_count, const float* a, std::size_t a_count,
+                 const float* b = nullptr, std::size_t b_count = 0) {
+  using FloatArray = Eigen::Array<float, Eigen::Dynamic, 1>;
+  Eigen::Map<FloatArray>(q, Eigen::Index(q_count)) *= one;
+  float sum = Eigen::Map<const FloatArray>(a, Eigen::Index(a_count)).sum();
+  if (b != nullptr) sum += Eigen::Map<const FloatArray>(b, Eigen::Index(b_count)).sum();
+  benchmark::DoNotOptimize(sum);
+}
+
 template <class T>
 void kv_cache(benchmark::State& state, KvPass pass, Layout layout, std::size_t tokens, bool norm) {
   using Half = Eigen::half;
@@ -561,7 +573,6 @@ void kv_quantized(benchmark::State& state, KvPass pass, std::size_t tokens) {
   const rope::detail::QuantizeJob quantize = rope::detail::quantize_job<K>(scales, d, kKvKeyHeads);
   Buffer<float> k_work = k;
   const auto k_work_view = rope::View<float>::contiguous(k_work.data(), tokens, kKvKeyHeads, d);
-  using FloatArray = Eigen::Array<float, Eigen::Dynamic, 1>;
   float one = 1;
   benchmark::DoNotOptimize(one);
   auto* bytes = reinterpret_cast<unsigned char*>(cache.data());
@@ -586,9 +597,7 @@ void kv_quantized(benchmark::State& state, KvPass pass, std::size_t tokens) {
         break;
       case KvPass::limit:
         for (std::size_t t = 0; t < tokens; ++t) {
-          Eigen::Map<FloatArray>(q.data() + t * q_row, Eigen::Index(q_row)) *= one;
-          float sum = Eigen::Map<const FloatArray>(k.data() + t * k_row, Eigen::Index(k_row)).sum();
-          benchmark::DoNotOptimize(sum);
+          touch_token(one, q.data() + t * q_row, q_row, k.data() + t * k_row, k_row);
           std::memset(bytes + std::size_t(slots[t]) * row_bytes, int(t & 0x7F), row_bytes);
         }
         break;
@@ -689,7 +698,6 @@ void kv_append(benchmark::State& state, KvPass pass, std::size_t tokens) {
   const RowStore<V> store_value(vs, d, kKvKeyHeads);
   Buffer<float> k_work = k;
   const auto k_work_view = rope::View<float>::contiguous(k_work.data(), tokens, kKvKeyHeads, d);
-  using FloatArray = Eigen::Array<float, Eigen::Dynamic, 1>;
   float one = 1;
   benchmark::DoNotOptimize(one);
   auto* k_raw = reinterpret_cast<unsigned char*>(k_cache.data());
@@ -726,11 +734,8 @@ void kv_append(benchmark::State& state, KvPass pass, std::size_t tokens) {
       case KvPass::limit:
         for (std::size_t t = 0; t < tokens; ++t) {
           const std::size_t r = std::size_t(slots[t]);
-          Eigen::Map<FloatArray>(q.data() + t * q_row, Eigen::Index(q_row)) *= one;
-          float sum =
-              Eigen::Map<const FloatArray>(k.data() + t * kv_row, Eigen::Index(kv_row)).sum() +
-              Eigen::Map<const FloatArray>(v.data() + t * kv_row, Eigen::Index(kv_row)).sum();
-          benchmark::DoNotOptimize(sum);
+          touch_token(one, q.data() + t * q_row, q_row, k.data() + t * kv_row, kv_row,
+                      v.data() + t * kv_row, kv_row);
           std::memset(k_raw + r * k_bytes, int(t & 0x7F), k_bytes);
           std::memset(v_raw + r * v_bytes, int(t & 0x7F), v_bytes);
         }
@@ -780,7 +785,6 @@ void kv_mla(benchmark::State& state, KvPass pass, std::size_t tokens) {
   const RowStore<K> store_latent(scales, latent, 1), store_rope(scales, rope_dim, 1);
   Buffer<float> k_work = k_pe;
   const auto k_work_view = rope::View<float>::contiguous(k_work.data(), tokens, 1, rope_dim);
-  using FloatArray = Eigen::Array<float, Eigen::Dynamic, 1>;
   float one = 1;
   benchmark::DoNotOptimize(one);
   auto* raw = reinterpret_cast<unsigned char*>(cache.data());
@@ -801,13 +805,8 @@ void kv_mla(benchmark::State& state, KvPass pass, std::size_t tokens) {
         break;
       case KvPass::limit:
         for (std::size_t t = 0; t < tokens; ++t) {
-          Eigen::Map<FloatArray>(q.data() + t * q_heads * rope_dim,
-                                 Eigen::Index(q_heads * rope_dim)) *= one;
-          float sum =
-              Eigen::Map<const FloatArray>(kv.data() + t * latent, Eigen::Index(latent)).sum() +
-              Eigen::Map<const FloatArray>(k_pe.data() + t * rope_dim, Eigen::Index(rope_dim))
-                  .sum();
-          benchmark::DoNotOptimize(sum);
+          touch_token(one, q.data() + t * q_heads * rope_dim, q_heads * rope_dim,
+                      kv.data() + t * latent, latent, k_pe.data() + t * rope_dim, rope_dim);
           std::memset(raw + std::size_t(slots[t]) * row_bytes, int(t & 0x7F), row_bytes);
         }
         break;
@@ -872,7 +871,6 @@ void kv_paged(benchmark::State& state, KvPass pass, std::size_t tokens) {
   Buffer<float> k_work = k;
   const auto k_work_view = rope::View<float>::contiguous(k_work.data(), tokens, heads, d);
   Buffer<E> row(kv_row);
-  using FloatArray = Eigen::Array<float, Eigen::Dynamic, 1>;
   float one = 1;
   benchmark::DoNotOptimize(one);
   // The heads of one token's row of E (row) to their places: keys in runs of x, values one by one.
@@ -910,11 +908,8 @@ void kv_paged(benchmark::State& state, KvPass pass, std::size_t tokens) {
         break;
       case KvPass::limit:
         for (std::size_t t = 0; t < tokens; ++t) {
-          Eigen::Map<FloatArray>(q.data() + t * q_row, Eigen::Index(q_row)) *= one;
-          float sum =
-              Eigen::Map<const FloatArray>(k.data() + t * kv_row, Eigen::Index(kv_row)).sum() +
-              Eigen::Map<const FloatArray>(v.data() + t * kv_row, Eigen::Index(kv_row)).sum();
-          benchmark::DoNotOptimize(sum);
+          touch_token(one, q.data() + t * q_row, q_row, k.data() + t * kv_row, kv_row,
+                      v.data() + t * kv_row, kv_row);
           const auto slot = std::size_t(slots[t]);
           std::memset(static_cast<void*>(row.data()), int(t & 0x7F), kv_row * sizeof(E));
           place(k_cache.data(), slot, true);

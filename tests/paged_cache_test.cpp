@@ -25,23 +25,11 @@
 
 namespace {
 
-using rope::CacheScales;
 using rope::Coordinates;
 using rope::Layout;
 using rope::PageTable;
 using rope::Slots;
 using rope::View;
-using rope_test::Format;
-
-template <class K>
-CacheScales scales_of(std::vector<float>& per_row) {
-  if constexpr (rope::is_quantized_v<K>) {
-    return Format<K>::scales(per_row);
-  } else {
-    static_cast<void>(per_row);
-    return {};
-  }
-}
 
 // A block table of `sequences` rows of `stride` pages, the pages 0 .. pages − 1 shuffled, and
 // the flat slot of each token that vLLM computes from it: page · block_size + index mod
@@ -190,9 +178,9 @@ void check_pages(std::size_t d, bool paged, bool norm, std::size_t threads) {
     const View<K> k_cache(k_pages.data(), pages, block_size, kv_heads, page, x, d * block_size);
     const View<V> v_cache(v_pages.data(), pages, block_size, kv_heads, page, 1, d * block_size);
     const Slots slots = paged ? Slots::paged(paging.page_table(), paging.first.data()) : flat_slots;
-    const rope::KeyCache<K> keys{k_cache, slots, scales_of<K>(k_scales_pages),
+    const rope::KeyCache<K> keys{k_cache, slots, rope_test::scales_of<K>(k_scales_pages),
                                  Coordinates::runs(x, x * block_size)};
-    const rope::ValueCache<V> values{v_cache, scales_of<V>(v_scales_pages), 0,
+    const rope::ValueCache<V> values{v_cache, rope_test::scales_of<V>(v_scales_pages), 0,
                                      Coordinates::strided(block_size)};
     rot.apply_qk(
         rope::Queries<T>(View<T>::batch_seq_heads(q_pages.data(), sequences, tokens, q_heads, d)),
@@ -201,9 +189,9 @@ void check_pages(std::size_t d, bool paged, bool norm, std::size_t threads) {
   }
   {  // into contiguous rows at the flat slots
     const rope::KeyCache<K> keys{View<K>::contiguous(k_rows.data(), rows, kv_heads, d), flat_slots,
-                                 scales_of<K>(k_scales_rows)};
+                                 rope_test::scales_of<K>(k_scales_rows)};
     const rope::ValueCache<V> values{View<V>::contiguous(v_rows.data(), rows, kv_heads, d),
-                                     scales_of<V>(v_scales_rows)};
+                                     rope_test::scales_of<V>(v_scales_rows)};
     rot.apply_qk(
         rope::Queries<T>(View<T>::batch_seq_heads(q_rows.data(), sequences, tokens, q_heads, d)),
         rope::Keys(k_view, keys).normalized(k_norm).with_values(v_view, values), positions.data(),
@@ -319,6 +307,11 @@ TEST_CASE("paged errors: strided coordinates that fit the cache's heads", "[erro
                                   c.pages_of(c.v_cache, 1), {}, 0, Coordinates::strided(2)});
       },
       {"value cache coordinate stride 2 is smaller than 4"});
+  // A coordinate stride that reaches past 2^63 − 1 bytes from a head's first element.
+  rope_test::require_invalid(
+      [&] { c.call(c.keys(slots, Coordinates::runs(8, std::size_t{1} << 62))); },
+      {"the cache's coordinate stride 4611686018427387904 reaches 1 x 4611686018427387904 "
+       "elements past a head's first"});
   // The buffer's length, given, against the last head's last coordinate (E81's check).
   rope_test::require_invalid(
       [&] {

@@ -171,6 +171,18 @@ struct Format<BlockQ4_0> {
   }
 };
 
+// The scales a cache of K takes in the tests: its format's (an int8 cache's in per_row, one per
+// row and head), none for a float or 16-bit cache.
+template <class K>
+CacheScales scales_of(std::vector<float>& per_row) {
+  if constexpr (rope::is_quantized_v<K>) {
+    return Format<K>::scales(per_row);
+  } else {
+    static_cast<void>(per_row);
+    return {};
+  }
+}
+
 enum class SlotKind { same_rows, int32, int64, ring };
 
 template <class K>

@@ -53,16 +53,6 @@ E filler(int byte) {
   return e;
 }
 
-template <class V>
-CacheScales value_scales(std::vector<float>& per_row) {
-  if constexpr (rope::is_quantized_v<V>) {
-    return Format<V>::scales(per_row);
-  } else {
-    static_cast<void>(per_row);
-    return {};
-  }
-}
-
 // Queries in place, keys into a cache of K (or in place: K = T and no slots, `keys_in_place`),
 // values into a cache of V, one call; against the same call without values and the value heads
 // converted one by one. `heads_apart`: v's heads are a [heads][tokens][d] tensor's (head stride
@@ -117,7 +107,7 @@ void check_values(std::size_t tokens, std::size_t d, SlotKind kind, bool keys_in
   std::vector<float> k_scales(rows * kv_heads, -1.0f), k_scales_alone = k_scales;
   std::vector<float> v_scales(rows * kv_heads, -3.0f);
   const rope::ValueCache<V> to{View<V>::contiguous(v_cache.data(), rows, kv_heads, d / v_per),
-                               value_scales<V>(v_scales)};
+                               rope_test::scales_of<V>(v_scales)};
   rope::Call call;
   call.execution.threads = threads;
   const auto run = [&](std::vector<T>& q, std::vector<T>& k, std::vector<K>& cache,
@@ -132,7 +122,7 @@ void check_values(std::size_t tokens, std::size_t d, SlotKind kind, bool keys_in
     }
     const rope::Keys<T, K> keys(View<const T>::contiguous(k.data(), tokens, kv_heads, d),
                                 {View<K>::contiguous(cache.data(), rows, kv_heads, d / k_per),
-                                 slots, value_scales<K>(scales)});
+                                 slots, rope_test::scales_of<K>(scales)});
     rot.apply_qk(queries, values ? keys.with_values(v_view, to) : keys, positions.data(), call);
   };
   run(q_fused, k_fused, k_cache, k_scales, true);
@@ -280,7 +270,7 @@ void check_value_head_size() {
           .with_values(
               View<const float>::contiguous(v.data(), tokens, kv_heads, dv),
               rope::ValueCache<V>{View<V>::contiguous(v_cache.data(), rows, kv_heads, dv / per),
-                                  value_scales<V>(none), dv}),
+                                  rope_test::scales_of<V>(none), dv}),
       positions);
   std::vector<V> expected(v_cache.size(), filler_v);
   for (std::size_t t = 0; t < tokens; ++t) {

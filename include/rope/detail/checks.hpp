@@ -81,26 +81,47 @@ ROPE_DETAIL_COLD inline void check_extent(const char* name, const Geometry& view
   }
 }
 
+// The reach of a view whose heads reach `extent` elements from their first (check_view's and
+// check_strided_view's): its rows counted in a size_t, its data given, its strides' runs within
+// kMaxViewBytes (check_extent), and the buffer's length, where given, holding its last head.
+// False for a view without heads: nothing is read or written.
+ROPE_DETAIL_INLINE bool check_reach(const char* name, const Geometry& view, std::size_t extent) {
+  if (view.batches > 1 && view.tokens != 0 && view.batches > SIZE_MAX / view.tokens) {
+    invalid("rope: %s has %zu sequences x %zu tokens: more rows than a size_t counts", name,
+            view.batches, view.tokens);
+  }
+  if (view.rows() == 0 || view.heads == 0) return false;
+  if (view.data == 0) invalid("rope: %s is a null pointer", name);
+  check_extent(name, view, extent);
+  if (view.buffer != View<char>::unknown) {  // after check_extent: end() does not wrap around
+    const std::size_t needed = view.span_elements(extent);
+    if (needed > view.buffer) {
+      invalid("rope: %s needs %zu elements from its first, but its buffer holds %zu", name, needed,
+              view.buffer);
+    }
+  }
+  return true;
+}
+
+// Sequences follow one another: batch_stride at least the span of one sequence, for heads that
+// reach `extent` elements.
+ROPE_DETAIL_INLINE void check_sequences_apart(const char* name, const Geometry& view,
+                                              std::size_t extent) {
+  if (view.batches > 1 && view.batch_stride < view.span(extent)) {
+    invalid(
+        "rope: %s batch_stride %zu is smaller than the span of one sequence, %zu elements: "
+        "sequences would overlap",
+        name, view.elements(view.batch_stride), view.elements(view.span(extent)));
+  }
+}
+
 // Rows of `head_size` elements at data + t·token_stride + h·head_stride must not overlap: along
 // the axis with the smaller stride a row must fit in its stride, and along the other axis the
 // whole run of the first axis must fit. Sequences follow one another: batch_stride at least the
 // span of one sequence.
 ROPE_DETAIL_NOINLINE inline void check_view(const char* name, const Geometry& view,
                                             std::size_t head_size) {
-  if (view.batches > 1 && view.tokens != 0 && view.batches > SIZE_MAX / view.tokens) {
-    invalid("rope: %s has %zu sequences x %zu tokens: more rows than a size_t counts", name,
-            view.batches, view.tokens);
-  }
-  if (view.rows() == 0 || view.heads == 0) return;  // no heads: nothing is read or written
-  if (view.data == 0) invalid("rope: %s is a null pointer", name);
-  check_extent(name, view, head_size);
-  if (view.buffer != View<char>::unknown) {  // after check_extent: end() does not wrap around
-    const std::size_t needed = view.span_elements(head_size);
-    if (needed > view.buffer) {
-      invalid("rope: %s needs %zu elements from its first, but its buffer holds %zu", name, needed,
-              view.buffer);
-    }
-  }
+  if (!check_reach(name, view, head_size)) return;
   const bool many_tokens = view.tokens > 1, many_heads = view.heads > 1;
   const bool inner_heads = heads_inner(view);
   const char* inner_name = inner_heads ? "head_stride" : "token_stride";
@@ -116,16 +137,11 @@ ROPE_DETAIL_NOINLINE inline void check_view(const char* name, const Geometry& vi
             inner_heads ? "token_stride" : "head_stride", outer, inner_count, inner_name, inner,
             inner_count * inner);
   }
-  if (view.batches > 1 && view.batch_stride < view.span(head_size)) {
-    invalid(
-        "rope: %s batch_stride %zu is smaller than the span of one sequence, %zu elements: "
-        "sequences would overlap",
-        name, view.elements(view.batch_stride), view.elements(view.span(head_size)));
-  }
+  check_sequences_apart(name, view, head_size);
 }
 
-// A cache view whose heads' coordinates `c` strides (not contiguous): check_view's checks with a
-// head of c.extent(head_size) elements for its reach, but heads that may interleave. Its heads do
+// A cache view whose heads' coordinates `c` strides (not contiguous): check_view's reach and
+// sequences for heads of c.extent(head_size) elements, but heads that may interleave. Its heads do
 // not share an element where the three axes (coordinate runs, tokens, heads), taken from the
 // smallest stride up, each step past what the axes below it span; sequences follow one another.
 // A cache of blocks cannot have such coordinates (E89, first).
@@ -154,17 +170,7 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_strided_view(const char*
         name, c.stride, runs, c.stride, kMaxViewBytes);
   }
   const std::size_t extent = c.extent(head_size);
-  if (view.batches > 1 && view.tokens != 0 && view.batches > SIZE_MAX / view.tokens) {
-    invalid("rope: %s has %zu sequences x %zu tokens: more rows than a size_t counts", name,
-            view.batches, view.tokens);
-  }
-  if (view.rows() == 0 || view.heads == 0) return;
-  if (view.data == 0) invalid("rope: %s is a null pointer", name);
-  check_extent(name, view, extent);
-  if (view.buffer != View<char>::unknown && view.span_elements(extent) > view.buffer) {
-    invalid("rope: %s needs %zu elements from its first, but its buffer holds %zu", name,
-            view.span_elements(extent), view.buffer);
-  }
+  if (!check_reach(name, view, extent)) return;
   struct Axis {
     const char* name;
     std::size_t step, count;
@@ -184,12 +190,7 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_strided_view(const char*
     }
     spanned += (a.count - 1) * a.step;
   }
-  if (view.batches > 1 && view.batch_stride < view.span(extent)) {
-    invalid(
-        "rope: %s batch_stride %zu is smaller than the span of one sequence, %zu elements: "
-        "sequences would overlap",
-        name, view.elements(view.batch_stride), view.elements(view.span(extent)));
-  }
+  check_sequences_apart(name, view, extent);
 }
 
 // The head size must be even, and the rotated slice [offset, offset + rotary_dim) even and inside
@@ -437,6 +438,11 @@ inline IndexBytes index_bytes(const Positions& positions, TokenRange range) {
                      (positions.axes() - 1) * positions.axis_stride() +
                          (range.last - 1) * positions.token_stride());
 }
+// Whether slots name their rows through a block table (Slots::paged).
+inline bool is_paged(const Slots& slots) noexcept {
+  return slots.kind() == Slots::Kind::paged || slots.kind() == Slots::Kind::paged_tokens;
+}
+
 // The arrays a Slots reads for the tokens of range (keys of `tokens` tokens per sequence), with
 // their names: the slot array, or a page table's table and index arrays. None for a ring or
 // rows t.
@@ -455,7 +461,7 @@ inline SlotArrays slot_arrays(const Slots& slots, TokenRange range, std::size_t 
   const std::size_t first = range.first, last = range.last - 1;
   if (slots.data() != nullptr) {
     add("slot", index_bytes(slots.data(), slots.element_size(), first, last));
-  } else if (slots.kind() == Slots::Kind::paged || slots.kind() == Slots::Kind::paged_tokens) {
+  } else if (is_paged(slots)) {
     const PageTable& p = slots.pages();
     if (p.table != nullptr && p.sequences != 0 && p.stride != 0) {
       add("page table", index_bytes(p.table, sizeof(std::int32_t), 0, p.sequences * p.stride - 1));
@@ -662,9 +668,7 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_slots(const Slots& slots
     }
     return;
   }
-  const bool paged =
-      slots.kind() == Slots::Kind::paged || slots.kind() == Slots::Kind::paged_tokens;
-  if (paged) {
+  if (is_paged(slots)) {
     check_pages(slots, sequences, tokens, range);
   } else {
     if (slots.size() != sequences * tokens) {
