@@ -3,10 +3,11 @@
 // formula docs/api.md states for its format, one value at a time in plain loops the compiler
 // vectorises.
 //
-// Where a formula rounds a product and then adds to it, the code must not leave the compiler a
-// float product followed by a sum: g++ outside ISO mode contracts the two into one fused
-// multiply-add, whose single rounding changes the bits. q4_0's x·id + 8.5 is formed in double
-// (exact) and rounded to float; q8_0 rounds x·id with no addition at all; int8 and fp8 divide.
+// Where a formula rounds a product and then adds to it (q4_0's x·id + 8.5), the product is
+// rounded_product(): a float product followed by a sum is what compilers contract into one fused
+// multiply-add, whose single rounding changes the code. The other formulas divide (int8, fp8),
+// add nothing to their product (q8_0, the decoders) or add to a product that is exact (fp8's
+// subnormals, a power of two times a value of at most 2^M).
 #pragma once
 
 #include <rope/config.hpp>
@@ -34,6 +35,21 @@ inline std::uint32_t float_bits(float v) noexcept {
   std::uint32_t u;
   std::memcpy(&u, &v, sizeof u);
   return u;
+}
+
+// x·y rounded to float, as a value no later addition is fused with. With FMA instructions at
+// hand, g++ (outside ISO mode, its default) and clang with -ffp-contract=fast fuse a float product
+// into the sum that uses it, across statements and through a detour in double (g++ narrows
+// (float)((double)p + 8.5) back to p + 8.5f, then fuses it with p's product): one rounding where
+// the format has two, and a code one less on some inputs on q4_0's boundaries (docs/design.md).
+// An fma is never fused again, and fma(x, y, +0) is the rounded product (but for an exact −0,
+// which becomes +0: no code here tells them apart). Without FMA there is nothing to fuse into.
+inline float rounded_product(float x, float y) noexcept {
+#if defined(__FMA__) || defined(__ARM_FEATURE_FMA)
+  return std::fma(x, y, 0.0f);
+#else
+  return x * y;
+#endif
 }
 
 // The two fp8 formats: exponent bias, mantissa bits, largest finite value.
@@ -149,7 +165,7 @@ inline void q8_0_block(const float* x, unsigned char* block) {
   const std::uint16_t scale = simd::half_bits(d);
   std::int8_t q[32];
   for (int j = 0; j < 32; ++j) {
-    const float v = x[j] * id;
+    const float v = rounded_product(x[j], id);
     const float twice = std::fabs(v * 2.0f);
     const std::int32_t n = twice < 256.0f ? static_cast<std::int32_t>(twice) : 0;  // NaN: 0
     const std::int32_t magnitude = (n + 1) >> 1;
@@ -161,8 +177,8 @@ inline void q8_0_block(const float* x, unsigned char* block) {
 
 // ggml's q4_0 of 32 values: m the first value of the largest magnitude (its sign kept),
 // d = m / −8, id = 1/d (0 where d is 0), q = min(15, trunc(x·id + 8.5)), value j in the low
-// nibble of byte j and value j + 16 in its high nibble. The sum is formed in double, exactly, and
-// rounded to float as ggml's float addition rounds it.
+// nibble of byte j and value j + 16 in its high nibble; x·id rounded before the sum, as ggml's
+// ISO C rounds it (rounded_product).
 inline void q4_0_block(const float* x, unsigned char* block) {
   // The largest and smallest values say the sign of the largest magnitude, unless both reach it
   // (then the first of them, found by a scan; +0 for a block of zeros, as ggml starts from it).
@@ -183,7 +199,7 @@ inline void q4_0_block(const float* x, unsigned char* block) {
   const std::uint16_t scale = simd::half_bits(d);
   // Both nibbles of a byte in 32-bit lanes, narrowed once (bytes shifted apart do not vectorise).
   const auto code = [id](float v) {
-    const float y = static_cast<float>(static_cast<double>(v * id) + 8.5);
+    const float y = rounded_product(v, id) + 8.5f;
     const float in_range = y >= 0.0f ? (y < 15.0f ? y : 15.0f) : 0.0f;  // NaN: 0
     return static_cast<std::int32_t>(in_range);
   };
