@@ -440,3 +440,74 @@ TEST_CASE("E81: a view whose heads end past the buffer it was given", "[errors][
   REQUIRE(View<float>(plain.data(), tokens, q_heads, row, d).buffer_size() == View<float>::unknown);
   REQUIRE(View<const float>(q).buffer_size() == qkv.size());
 }
+
+TEST_CASE("E78: an array the call reads inside a view it writes (norm weights, cos/sin tables)",
+          "[errors][E78]") {
+  // Each was accepted: the first token's write changed what later tokens read.
+  Shared s;
+  const std::int64_t positions[] = {0, 1};
+  const Shared before;
+  // A q norm's weight inside q_out.
+  const rope::Norm<float> weight_in_q_out{rope::NormKind::rms, s.floats(32 + 4), d, 1e-6};
+  require_invalid(
+      [&] {
+        rot().apply_qk(rope::Queries<float>(View<const float>::contiguous(s.floats(0), 2, 1, d),
+                                            View<float>::contiguous(s.floats(32), 2, 1, d))
+                           .normalized(weight_in_q_out),
+                       rope::Keys<float>(View<float>::contiguous(s.floats(64), 2, 1, d)),
+                       positions);
+      },
+      {"the q norm weight array's 32 bytes lie inside q_out, 16 bytes from its first element"});
+  // A k norm's weight inside the keys rotated in place.
+  const rope::Norm<float> weight_in_k{rope::NormKind::rms, s.floats(64), d, 1e-6};
+  require_invalid(
+      [&] {
+        rot().apply_qk(rope::Queries<float>(View<float>::contiguous(s.floats(0), 2, 1, d)),
+                       rope::Keys<float>(View<float>::contiguous(s.floats(64), 2, 1, d))
+                           .normalized(weight_in_k),
+                       positions);
+      },
+      {"the k norm weight array's 32 bytes lie inside k"});
+  REQUIRE(std::memcmp(s.bytes, before.bytes, sizeof s.bytes) == 0);
+
+  // A CachedRotary's cos table inside the key cache it writes, and inside dst.
+  const rope::CachedRotary<float> cached(rope::CosSinOptions{d, Layout::half_split, 0, 0});
+  const rope::CosSinCache<float> tables{s.floats(96), s.floats(128), 2, rope::CosSinRow::half};
+  require_invalid(
+      [&] {
+        cached.apply_qk(
+            rope::Queries<float>(View<float>::contiguous(s.floats(0), 2, 1, d)),
+            rope::Keys<float, float>(View<const float>::contiguous(s.floats(32), 2, 1, d),
+                                     {View<float>::contiguous(s.floats(92), 2, 1, d)}),
+            positions, tables);
+      },
+      {"the cos table array's 32 bytes lie inside cache, 16 bytes from its first element"});
+  require_invalid(
+      [&] {
+        cached.apply(View<const float>::contiguous(s.floats(0), 2, 1, d),
+                     View<float>::contiguous(s.floats(124), 2, 1, d), positions, tables);
+      },
+      {"the sin table array's 32 bytes lie inside dst"});
+  REQUIRE(std::memcmp(s.bytes, before.bytes, sizeof s.bytes) == 0);
+}
+
+TEST_CASE("E86: an int8 cache's scales on a norm's weight", "[errors][E86]") {
+  // The scales the call writes are the weight it reads for the next token's keys.
+  std::vector<float> q(2 * d, 0.5f), k(2 * d, 0.5f), weight(d, 1.0f);
+  std::vector<std::int8_t> cache(2 * d, 0);
+  const std::int64_t positions[] = {0, 1};
+  const rope::Norm<float> k_norm{rope::NormKind::rms, weight.data(), d, 1e-6};
+  require_invalid(
+      [&] {
+        rot().apply_qk(rope::Queries<float>(View<float>::contiguous(q.data(), 2, 1, d)),
+                       rope::Keys<float, std::int8_t>(
+                           View<const float>::contiguous(k.data(), 2, 1, d),
+                           {View<std::int8_t>::contiguous(cache.data(), 2, 1, d), rope::Slots{},
+                            rope::CacheScales::rows(weight.data(), 2)})
+                           .normalized(k_norm),
+                       positions);
+      },
+      {"the int8 cache's scales", "share bytes with the k norm's weight"});
+  REQUIRE(weight == std::vector<float>(d, 1.0f));
+  REQUIRE(cache == std::vector<std::int8_t>(2 * d, 0));
+}

@@ -343,6 +343,43 @@ TEST_CASE("E77: every truncation and one-byte corruption is read or rejected by 
   // A RoPE tensor whose data would lie past the end of the file.
   const std::string cut = good.substr(0, good.size() - 4);
   require_file_error(cut, {"expected tensor rope_freqs.weight's 256 bytes"});
+  // general.alignment of another type than uint32 (a string, an array): the data section's
+  // offset would be a guess.
+  GgufWriter as_string = llama31();
+  as_string.kv_string("general.alignment", "64");
+  require_file_error(as_string.file(), {"expected general.alignment as a uint32 power of 2"});
+  GgufWriter as_array = llama31();
+  as_array.kv_i32_array("general.alignment", {64});
+  require_file_error(as_array.file(), {"expected general.alignment as a uint32 power of 2"});
+}
+
+TEST_CASE("E59: gguf_rope_file: a key it reads given as an array of strings", "[errors][E59]") {
+  // gguf_read keeps no arrays of strings, bools or arrays in the metadata; such a value where
+  // gguf_rope reads a key must not read as absent (freq_base 10000, no scaling).
+  for (const char* key : {"llama.rope.freq_base", "llama.rope.scaling.type",
+                          "llama.rope.future_key", "llama.attention.key_length"}) {
+    INFO(key);
+    GgufWriter w;  // Llama 3's keys but for `key`
+    w.kv_string("general.architecture", "llama");
+    w.kv_u32("llama.embedding_length", 4096);
+    w.kv_u32("llama.attention.head_count", 32);
+    w.kv_u32("llama.rope.dimension_count", 128);
+    w.kv_string_array(key, {"500000"});
+    const std::string path = "rope_gguf_array_test.gguf";
+    {
+      std::ofstream out(path, std::ios::binary);
+      out << w.file();
+    }
+    const auto call = [&] { rope::gguf_rope_file(path); };
+    rope_test::require_invalid(call,
+                               {std::string(key) + " is an array of strings, bools or arrays: the "
+                                                   "reader takes a number, a string or an array of "
+                                                   "numbers there"},
+                               "rope: GGUF: ");
+    std::remove(path.c_str());
+  }
+  // Such arrays elsewhere (the tokenizer's) are left alone.
+  CHECK(read(llama31().file()).skipped_keys == std::vector<std::string>{"tokenizer.ggml.tokens"});
 }
 
 TEST_CASE("gguf_architecture: llama.cpp's rope types by architecture", "[gguf]") {

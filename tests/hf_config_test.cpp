@@ -719,7 +719,8 @@ TEST_CASE("hf_layers: RoPE or none for each layer of released checkpoints", "[hf
   // Bamba: attention (with RoPE) on attn_layer_indices, Mamba 2 elsewhere.
   const Json bamba = {{"model_type", "bamba"},        {"hidden_size", 4096},
                       {"num_attention_heads", 32},    {"num_hidden_layers", 6},
-                      {"partial_rotary_factor", 0.5}, {"attn_layer_indices", {1, 4}}};
+                      {"partial_rotary_factor", 0.5}, {"attn_layer_indices", {1, 4}},
+                      {"rope_theta", 10000.0}};
   const std::vector<rope::HfLayer> bamba_layers = rope::hf_layers(bamba);
   CHECK(rotating(bamba_layers) == std::vector<bool>{false, true, false, false, true, false});
   CHECK(bamba_layers[1].rope->options.rotary_dim == 64);
@@ -982,14 +983,45 @@ TEST_CASE("E76: per-layer keys that do not fit the layers or whose meaning is no
   Json types = load("gpt-oss-20b");
   types["layer_types"][2] = "hyena";
   layers_error(types, {"layer_types[2] \"hyena\" is not a layer type this reader knows"});
+  // Names that look like attention are not known to rotate (nor "attention_linear" not to):
+  // the list of layer types is closed.
+  for (const char* unknown : {"nope_attention", "cross_attention", "attention_linear"}) {
+    Json named = load("gpt-oss-20b");
+    named["layer_types"][3] = unknown;
+    layers_error(named, {std::string("layer_types[3] \"") + unknown +
+                         "\" is not a layer type this reader knows"});
+  }
   Json count = load("gpt-oss-20b");
   count["layer_types"].erase(0);
   layers_error(count, {"layer_types has 23 entries but num_hidden_layers is 24"});
+  // A layer count that a list of layer types cannot hold: refused before one is built.
+  Json huge = load("llama-3.1-8b");
+  huge["num_hidden_layers"] = std::int64_t{1} << 61;
+  layers_error(huge, {"num_hidden_layers 2305843009213693952 exceeds 1048576 layers"});
+  require_config_error(huge, {"num_hidden_layers 2305843009213693952 exceeds 1048576 layers"});
   Json granite = load("granite-4.0-h-small");
   granite.erase("position_embedding_type");
   layers_error(granite, {"position_embedding_type (\"rope\" or \"nope\") is required"});
   granite["position_embedding_type"] = "alibi";
   layers_error(granite, {"position_embedding_type \"alibi\" is neither"});
+}
+
+TEST_CASE("E93: a config nested deeper than 64 levels", "[errors][E93]") {
+  // rope_scaling.factor inside 200 000 lists: the copies and dumps of nlohmann's values recurse,
+  // so the reader measures the depth first, without recursion.
+  const std::size_t depth = 200000;
+  Json c = load("llama-3.1-8b");
+  c["rope_scaling"]["factor"] =
+      Json::parse(std::string(depth, '[') + "8.0" + std::string(depth, ']'));
+  require_config_error(c, {"the config nests deeper than 64 levels of objects and lists"});
+  rope_test::require_invalid([&] { rope::hf_layers(c); }, {"nests deeper than 64 levels"},
+                             "rope: config.json: ");
+  rope_test::require_invalid([&] { rope::hf_layer_types(c); }, {"nests deeper than 64 levels"},
+                             "rope: config.json: ");
+  // 64 levels are read: the config (1), rope_scaling (2) and 62 lists around the factor.
+  Json deep = load("llama-3.1-8b");
+  deep["rope_scaling"]["factor"] = Json::parse(std::string(62, '[') + "8.0" + std::string(62, ']'));
+  require_config_error(deep, {"rope_scaling.factor must be a number, got a list"});
 }
 
 // ---- The model types read last: their per-layer rules, head sizes and maps --------------------
@@ -1325,4 +1357,48 @@ TEST_CASE("E59: a key of the wrong JSON type is rejected by name or has no effec
   }
   INFO(rejected << " of " << mutations << " mutations rejected, the others without effect");
   CHECK(mutations > 1000);
+}
+
+TEST_CASE("hf_rope: rope_interleave is read only where the model's code reads it", "[hf_config]") {
+  // DeepSeek-V3's attention reads it (the table's row is its default).
+  Json v3 = load("deepseek-v3");
+  v3["rope_interleave"] = false;
+  CHECK(rope::hf_rope(v3).options.layout == Layout::half_split);
+  CHECK(rope::hf_rope(v3).layout_source == "rope_interleave false");
+  v3.erase("rope_interleave");
+  CHECK(rope::hf_rope(v3).options.layout == Layout::interleaved);
+  // LongCat-Flash pairs adjacent coordinates whatever it says; Llama rotates half_split.
+  Json longcat = small_config("longcat_flash", 4, {{"rope_interleave", false}});
+  const rope::HfRope l = rope::hf_rope(longcat);
+  CHECK(l.options.layout == Layout::interleaved);
+  CHECK_THAT(l.layout_source, Catch::Matchers::Contains("rope_interleave false is not read by its "
+                                                        "code"));
+  Json llama = load("llama-3.1-8b");
+  llama["rope_interleave"] = true;
+  CHECK(rope::hf_rope(llama).options.layout == Layout::half_split);
+  for (const rope::HfLayer& layer : rope::hf_layers(llama)) {
+    REQUIRE(layer.rope);
+    CHECK(layer.rope->options.layout == Layout::half_split);
+  }
+  // A model type outside the table: rope_interleave is what says.
+  Json other = load("llama-3.1-8b");
+  other["model_type"] = "mystery_lm";
+  other["rope_interleave"] = true;
+  CHECK(rope::hf_rope(other).options.layout == Layout::interleaved);
+}
+
+TEST_CASE("E58: no rope_theta for a model type whose class default is not known", "[errors][E58]") {
+  // HuggingFace's config classes do not share one default base: an absent rope_theta reads as
+  // the class's default only where the reader has read it (LlamaConfig's 10000), else it is an
+  // error naming the key, never 10000 by guess.
+  for (const char* type : {"jais2", "jina_embeddings_v3", "higgs_audio_v2", "qwen2"}) {
+    Json c = small_config(type, 2, Json::object());
+    c.erase("rope_theta");
+    require_config_error(c, {std::string("rope_theta is required: the default base of model type "
+                                         "\"") +
+                             type + "\"'s config class is not one this reader knows"});
+  }
+  Json llama = small_config("llama", 2, Json::object());
+  llama.erase("rope_theta");
+  CHECK(rope::hf_rope(llama).options.base == 10000.0);
 }

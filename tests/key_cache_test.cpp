@@ -384,6 +384,17 @@ TEST_CASE("key cache errors: the cache shares no byte with q, q_out or k", "[err
       },
       {"cache head (token 0, head 0) overlaps q_out head (token 1, head 0)"});
   REQUIRE(buffer == before);
+  // A half cache laid on float keys' own bytes, token for token (the same byte strides): not
+  // the keys in place, since each half head overwrites float coordinates not yet read.
+  const View<Eigen::half> half_on_k(reinterpret_cast<Eigen::half*>(buffer.data() + 16), 2, 1, 2 * d,
+                                    d);
+  rope_test::require_invalid(
+      [&] {
+        rot.apply_qk(rope::Queries(q, q), rope::Keys(k, rope::KeyCache<Eigen::half>{half_on_k}),
+                     positions);
+      },
+      {"cache head (token 0, head 0) overlaps k head (token 0, head 0)"});
+  REQUIRE(buffer == before);
 }
 
 TEST_CASE("key cache errors: the views and positions are checked as apply_qk's",

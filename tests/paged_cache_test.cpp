@@ -414,13 +414,22 @@ TEST_CASE("paged errors: each token's sequence and index inside the page table",
   const std::int32_t sequence[3] = {0, 1, 0}, index[3] = {1, 2, 3};
   rope_test::require_out_of_range([&] { c.call(c.keys(Slots::paged(table, sequence, index, 3))); },
                                   {"token 1 is of sequence 1, outside the page table's [0, 1)"});
-  // A page number past the cache: the row it names is outside the cache (E70's check).
+  // A page number past the cache.
   const std::int32_t far[4] = {7, 0, 1, 2};
   rope_test::require_out_of_range(
       [&] {
         c.call(c.keys(Slots::paged({far, 1, 4, 4}, c.first.data())));
       },
-      {"slot 29 of token 0 is outside the cache's rows [0, 16)"});
+      {"token 0 is on page 7, past the cache's 16 rows (4 rows a page)"});
+  // Pages so large that page x block_size leaves 64 bits: refused before the row is computed
+  // (it wrapped around into rows 3 and 4 of the cache).
+  for (const std::size_t huge : {std::size_t{1} << 62, SIZE_MAX}) {
+    rope_test::require_out_of_range(
+        [&] {
+          c.call(c.keys(Slots::paged({c.table.data(), 1, 4, huge}, c.first.data())));
+        },
+        {"token 0 is on page 2, past the cache's 16 rows"});
+  }
   c.require_untouched();
 }
 

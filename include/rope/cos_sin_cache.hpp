@@ -100,8 +100,8 @@ class CachedRotary {
 
   /// Writes the rotation of src into dst (dst may be src), token t by row positions(t) of the
   /// caller's tables. Throws as Rotary::apply does, and std::invalid_argument for a null cos or
-  /// sin or a row_stride narrower than a row (E34–E36), std::out_of_range for a row < 0 or
-  /// >= rows (E33).
+  /// sin or a row_stride narrower than a row (E34–E36) or a table inside dst (E78),
+  /// std::out_of_range for a row < 0 or >= rows (E33).
   void apply(View<const T> src, View<T> dst, const Positions& positions,
              const CosSinCache<T>& cos_sin, const Call& call = {}) const;
 
@@ -152,6 +152,8 @@ class CachedRotary {
     return {cos_sin.cos,     cos_sin.sin,    stride,     step,    layout(),
             rotary_dim_ / 2, &axis_of_pair_, &positions, sequence};
   }
+  // The bytes of table (cos_sin's cos or sin) from its first row to the end of its last.
+  detail::IndexBytes table_bytes(const CosSinCache<T>& cos_sin, const T* table) const;
   void check_rows(const CosSinCache<T>& cos_sin, const Positions& positions, TokenRange range,
                   std::size_t sequence) const;
 
@@ -169,6 +171,10 @@ void CachedRotary<T>::apply(View<const T> src, View<T> dst, const Positions& pos
   const TokenRange range =
       detail::check_apply(src, dst, options_.head_size, positions, axes(), call, false);
   check_rows(cos_sin, positions, range, src.tokens());
+  detail::check_index_outside("cos table", table_bytes(cos_sin, cos_sin.cos), "dst", dst,
+                              options_.head_size);
+  detail::check_index_outside("sin table", table_bytes(cos_sin, cos_sin.sin), "dst", dst,
+                              options_.head_size);
   apply(unchecked, src, dst, positions, cos_sin, Call{call.direction, range, call.execution});
 }
 
@@ -189,6 +195,10 @@ void CachedRotary<T>::apply_qk(const Queries<T>& q, const Keys<T, K>& k, const P
   const TokenRange range =
       detail::check_fused(fused, options_.head_size, positions, axes(), call, false);
   check_rows(cos_sin, positions, range, fused.q().tokens);
+  detail::check_read_outside(fused, options_.head_size, "cos table",
+                             table_bytes(cos_sin, cos_sin.cos));
+  detail::check_read_outside(fused, options_.head_size, "sin table",
+                             table_bytes(cos_sin, cos_sin.sin));
   detail::run_fused(rows(cos_sin, positions, fused.q().tokens),
                     detail::kernel_for<Eigen::Dynamic, T>(layout()), fused, slice(), positions,
                     range, call.direction, call.execution);
@@ -203,6 +213,15 @@ void CachedRotary<T>::apply_qk(Unchecked, const Queries<T>& q, const Keys<T, K>&
   detail::run_fused(rows(cos_sin, positions, fused.q().tokens),
                     detail::kernel_for<Eigen::Dynamic, T>(layout()), fused, slice(), positions,
                     call.range(fused.q().rows()), call.direction, call.execution);
+}
+
+template <class T>
+detail::IndexBytes CachedRotary<T>::table_bytes(const CosSinCache<T>& cos_sin,
+                                                const T* table) const {
+  if (cos_sin.rows == 0) return {};
+  const std::size_t w = width(cos_sin.format);
+  const std::size_t stride = cos_sin.row_stride != 0 ? cos_sin.row_stride : w;
+  return detail::index_bytes(table, sizeof(T), 0, (cos_sin.rows - 1) * stride + w - 1);
 }
 
 template <class T>

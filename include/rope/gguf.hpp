@@ -261,6 +261,16 @@ inline constexpr const char* kGgufRopeKeys[] = {"freq_base",
                                                 "scaling.yarn_attn_factor",
                                                 "scaling.finetuned"};
 
+// Whether gguf_rope reads `key` of an architecture's metadata: general.architecture, every
+// <arch>.rope. key (an unknown one to reject it) and the keys of the head size (gguf_head).
+inline bool gguf_rope_reads(const std::string& architecture, const std::string& key) {
+  const std::string a = architecture + ".";
+  if (key.compare(0, a.size(), a) != 0) return key == "general.architecture";
+  const std::string k = key.substr(a.size());
+  return k.compare(0, 5, "rope.") == 0 || k == "attention.key_length" ||
+         k == "attention.key_length_swa" || k == "embedding_length" || k == "attention.head_count";
+}
+
 // Head size and rotated dimension of a layer type: attention.key_length(_swa), else
 // embedding_length / attention.head_count; rope.dimension_count(_swa), ggml's n_rot, from
 // coordinate 0; the _swa keys fall back to the full layers' as llama.cpp's do.

@@ -28,7 +28,7 @@ struct GgufFile {
   std::uint64_t tensor_count = 0;  ///< tensors the file describes (their data is not read)
   /// Numbers (every integer and float type, as double), bools, strings and arrays of numbers.
   GgufMetadata metadata;
-  /// Keys whose values are arrays of strings or of arrays (the tokenizer's), passed over.
+  /// Keys whose values are arrays of strings, bools or arrays (the tokenizer's), passed over.
   std::vector<std::string> skipped_keys;
   /// The RoPE tensors, converted to double (empty when absent).
   GgufTensors tensors;
@@ -43,7 +43,13 @@ GgufFile gguf_read(const std::string& path);
 /// stands for it in messages.
 GgufFile gguf_read(std::istream& in, const std::string& name);
 
-/// gguf_rope of the file at `path`: its metadata and RoPE tensors.
+/// gguf_rope of a file gguf_read read: its metadata and RoPE tensors. Throws as gguf_rope does,
+/// and std::invalid_argument (E59) where a key gguf_rope reads was skipped (an array of strings,
+/// bools or arrays: it would read as absent).
+GgufRope gguf_rope(const GgufFile& file, const std::string& layer_type = "full_attention",
+                   double sequence_length = 0);
+
+/// gguf_rope of the file at `path`: gguf_rope(gguf_read(path), ...).
 GgufRope gguf_rope_file(const std::string& path, const std::string& layer_type = "full_attention",
                         double sequence_length = 0);
 
@@ -288,6 +294,9 @@ inline GgufFile gguf_read(std::istream& in, const std::string& name) {
     if (out.metadata.count(key) != 0) r.error(key_at, "a key not seen before, got " + key);
     const std::uint32_t type = detail::gguf_value_type(r);
     const std::uint64_t value_at = r.at();
+    if (key == "general.alignment" && type != detail::kGgufU32) {
+      r.error(value_at, "general.alignment as a uint32 power of 2");  // never another type
+    }
     if (type == detail::kGgufString) {
       out.metadata[key] = r.string("a string value");
     } else if (type == detail::kGgufBool) {
@@ -386,10 +395,26 @@ inline GgufFile gguf_read(const std::string& path) {
   return gguf_read(in, path);
 }
 
+inline GgufRope gguf_rope(const GgufFile& file, const std::string& layer_type,
+                          double sequence_length) {
+  // Arrays of strings, bools or arrays are left out of the metadata: a key gguf_rope reads must
+  // not be one of them, or it would read as absent and take its default.
+  const GgufValue* arch = detail::gguf_find(file.metadata, "general.architecture");
+  for (const std::string& key : file.skipped_keys) {
+    if (key == "general.architecture" ||
+        (arch != nullptr && std::holds_alternative<std::string>(*arch) &&
+         detail::gguf_rope_reads(std::get<std::string>(*arch), key))) {
+      detail::gguf_error(key +
+                         " is an array of strings, bools or arrays: the reader takes a number, a "
+                         "string or an array of numbers there");
+    }
+  }
+  return gguf_rope(file.metadata, file.tensors, layer_type, sequence_length);
+}
+
 inline GgufRope gguf_rope_file(const std::string& path, const std::string& layer_type,
                                double sequence_length) {
-  const GgufFile file = gguf_read(path);
-  return gguf_rope(file.metadata, file.tensors, layer_type, sequence_length);
+  return gguf_rope(gguf_read(path), layer_type, sequence_length);
 }
 
 }  // namespace ROPE_DETAIL_ISA

@@ -30,7 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   for (const char* layer_type : {"full_attention", "sliding_attention"}) {
     try {
-      (void)rope::gguf_rope(file.metadata, file.tensors, layer_type);
+      (void)rope::gguf_rope(file, layer_type);
     } catch (const std::invalid_argument&) {
     }
   }

@@ -607,10 +607,12 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_apply(const Geometry& src, const Ge
 }
 
 // A paged Slots' block table and index arrays (E91 for what is missing, E92 for an index
-// outside it) for the tokens of range, of keys of `sequences` sequences of `tokens` tokens.
+// outside it or a page past the cache's `rows`) for the tokens of range, of keys of `sequences`
+// sequences of `tokens` tokens. A page inside the cache bounds page · block_size by rows, so the
+// rows Slots::row() computes from it cannot overflow.
 ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_pages(const Slots& slots,
                                                               std::size_t sequences,
-                                                              std::size_t tokens,
+                                                              std::size_t tokens, std::size_t rows,
                                                               TokenRange range) {
   const PageTable& p = slots.pages();
   const bool per_token = slots.kind() == Slots::Kind::paged_tokens;
@@ -651,6 +653,12 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_pages(const Slots& slots
           "row of the page table holds",
           t, static_cast<long long>(index), p.stride, p.block_size);
     }
+    const std::int32_t page = p.table[static_cast<std::size_t>(sequence) * p.stride +
+                                      static_cast<std::uint64_t>(index) / p.block_size];
+    if (page >= 0 && (rows == 0 || static_cast<std::size_t>(page) > (rows - 1) / p.block_size)) {
+      out_of_range("rope: token %zu is on page %d, past the cache's %zu rows (%zu rows a page)", t,
+                   static_cast<int>(page), rows, p.block_size);
+    }
   }
 }
 
@@ -669,7 +677,7 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_slots(const Slots& slots
     return;
   }
   if (is_paged(slots)) {
-    check_pages(slots, sequences, tokens, range);
+    check_pages(slots, sequences, tokens, rows, range);
   } else {
     if (slots.size() != sequences * tokens) {
       invalid("rope: %zu slots given for the %zu tokens of k", slots.size(), sequences * tokens);

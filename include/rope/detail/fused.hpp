@@ -228,6 +228,27 @@ inline IndexBytes view_bytes(const Geometry& view, std::size_t head) {
   return view.rows() == 0 || view.heads == 0 ? IndexBytes{} : IndexBytes{view.data, view.end(head)};
 }
 
+// The bytes of a norm's weight (none without one): weight_size values of the role's type, whose
+// size is the role's view's element.
+inline IndexBytes weight_bytes(const std::optional<NormJob>& norm, const Geometry& role) {
+  if (!norm || norm->weight == nullptr || norm->weight_size == 0) return {};
+  return index_bytes(norm->weight, role.element, 0, norm->weight_size - 1);
+}
+
+// An array the fused call reads as it goes (a norm's weight, a caller's cos/sin table), outside
+// every view the call writes (E78): q_out (q in place), the cache (k in place), the value cache.
+// The int8 scales it writes are checked against the weights in check_cache_scales (E86).
+inline void check_read_outside(const Fused& f, std::size_t head_size, const char* name,
+                               IndexBytes bytes) {
+  check_index_outside(name, bytes, same_heads(f.q(), f.q_out()) ? "q" : "q_out", f.q_out(),
+                      head_size);
+  check_index_outside(name, bytes, same_heads(f.k(), f.k_out()) ? "k" : "cache", f.k_out(),
+                      f.k_extent(head_size));
+  if (f.v_job) {
+    check_index_outside(name, bytes, "value cache", f.v_out(), f.v_extent(head_size));
+  }
+}
+
 // A quantised cache's scales (after the views and index arrays), the keys' cache's or the
 // values' (`name`, "cache" or "value cache", its quantization, scales and rows): check_scales,
 // then the int8 scales apart from the views, the index arrays and the other cache's scales (the
@@ -256,6 +277,8 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_cache_scales(
     }
   }
   apart("the positions array", index_bytes(positions, range));
+  apart("the q norm's weight", weight_bytes(f.q_norm, f.q()));
+  apart("the k norm's weight", weight_bytes(f.k_norm, f.k()));
   const SlotArrays slot_bytes = slot_arrays(*f.slots, range, f.k().tokens);
   for (std::size_t i = 0; i < slot_bytes.count; ++i) {
     apart((std::string("the ") + slot_bytes.name[i] + " array").c_str(), slot_bytes.bytes[i]);
@@ -341,7 +364,9 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_fused(const Fused& f, std::size_t h
     check_apart("cache", f.k_out(), k_head, ks, "q", f.q(), head_size, false);
     if (!q_in_place)
       check_apart("cache", f.k_out(), k_head, ks, "q_out", f.q_out(), head_size, false);
-    if (!rows_t || ks || !same_heads(f.k(), f.k_out())) {
+    // Exempt only the keys' own heads written as they are read: same bytes, same element size
+    // (a half cache on float keys' bytes writes each head over the coordinates still to read).
+    if (!rows_t || ks || !same_heads(f.k(), f.k_out()) || f.k().element != f.k_out().element) {
       check_apart("cache", f.k_out(), k_head, ks, "k", f.k(), head_size, false);
     }
   }
@@ -375,6 +400,8 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_fused(const Fused& f, std::size_t h
     check_norm("k", f.k_norm->kind, f.k_norm->weight, f.k_norm->weight_size, f.k_norm->epsilon,
                head_size, f.k().heads);
   }
+  check_read_outside(f, head_size, "q norm weight", weight_bytes(f.q_norm, f.q()));
+  check_read_outside(f, head_size, "k norm weight", weight_bytes(f.k_norm, f.k()));
   if (f.scale != nullptr) check_query_scale(*f.scale);
   if (scaled(f.quantization, *f.scales)) {
     check_cache_scales(f, "cache", f.quantization, *f.scales, f.k_out(), head_size, positions,

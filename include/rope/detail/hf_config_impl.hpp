@@ -56,6 +56,26 @@ inline std::string json_found(const Json& v) {
   config_error(path + " must be " + wanted + ", got " + json_found(v));
 }
 
+// The deepest nesting a config may have: released configs nest 4 levels (text_config's
+// rope_parameters per layer type); copies, comparisons and dumps of nlohmann's values recurse,
+// so a config nested 10^5 levels deep would overflow the stack.
+inline constexpr std::size_t kMaxConfigDepth = 64;
+
+// Rejects a config nested deeper than kMaxConfigDepth, without recursion (E93).
+inline void check_depth(const Json& config) {
+  std::vector<std::pair<const Json*, std::size_t>> open{{&config, 1}};
+  while (!open.empty()) {
+    const auto [value, depth] = open.back();
+    open.pop_back();
+    if (!value->is_structured()) continue;
+    if (depth > kMaxConfigDepth) {
+      config_error("the config nests deeper than " + std::to_string(kMaxConfigDepth) +
+                   " levels of objects and lists");
+    }
+    for (const Json& child : *value) open.emplace_back(&child, depth + 1);
+  }
+}
+
 // The text model's keys: text_config when nested (vision-language models), else the config.
 // A key absent there is looked up at the top level (Qwen2-VL keeps rope_scaling at the top).
 struct ConfigKeys {
@@ -63,7 +83,7 @@ struct ConfigKeys {
   const Json& text;
 
   explicit ConfigKeys(const Json& config)
-      : root(config),
+      : root((check_depth(config), config)),
         text(config.contains("text_config") && config["text_config"].is_object()
                  ? config["text_config"]
                  : config) {}
@@ -377,14 +397,20 @@ inline void check_rope_looking_keys(const Json& object, const std::string& prefi
   }
 }
 
-// Layer types: those that may rotate (attention other than linear attention), those that never
-// do (linear attention, state-space, convolution), and anything else is unknown.
+// Layer types, a closed list: those that may rotate (HuggingFace's attention layer types, and
+// the names this reader gives layers it derives: "attention", "compressed_attention"), those
+// that never do (linear attention, state-space, convolution, recurrent), and anything else is
+// unknown (E76), however much its name looks like attention: "nope_attention" and
+// "cross_attention" are not known to rotate, nor "attention_linear" not to.
 enum class LayerKind { attention, no_rope, unknown };
 inline LayerKind layer_kind(const std::string& t) {
-  if (t.find("attention") != std::string::npos) {
-    return t.find("linear") == std::string::npos ? LayerKind::attention : LayerKind::no_rope;
+  for (const char* k : {"full_attention", "sliding_attention", "chunked_attention", "attention",
+                        "compressed_attention", "compressed_sparse_attention",
+                        "heavily_compressed_attention", "deepseek_sparse_attention"}) {
+    if (t == k) return LayerKind::attention;
   }
-  for (const char* k : {"mamba", "mamba2", "conv", "linear", "recurrent", "ssm"}) {
+  for (const char* k :
+       {"linear_attention", "mamba", "mamba2", "conv", "linear", "recurrent", "ssm"}) {
     if (t == k) return LayerKind::no_rope;
   }
   return LayerKind::unknown;
@@ -421,8 +447,12 @@ inline std::string model_type_of(const ConfigKeys& keys) {
       return text_model(v.get<std::string>());
     }
   }
+  // (nlohmann's const operator[] of a key an object does not have is undefined behaviour.)
+  static const Json absent;
   const bool at_root = keys.root.contains("architectures");
-  const Json& architectures = at_root ? keys.root["architectures"] : keys.text["architectures"];
+  const Json& architectures = at_root                               ? keys.root["architectures"]
+                              : keys.text.contains("architectures") ? keys.text["architectures"]
+                                                                    : absent;
   if (!architectures.is_null() && !architectures.is_array()) {
     type_error(at_root ? "architectures" : "text_config.architectures", architectures,
                "a list of strings");
@@ -461,20 +491,38 @@ inline std::string model_type_of(const ConfigKeys& keys) {
                "half_split for rotate_half)");
 }
 
-// The layout: the config's rope_interleave, the table's row, the caller's HfRequest::layout;
-// where two of them speak, they must agree.
+// The model types of the table whose code pairs q and k as the config's rope_interleave says
+// (DeepSeek-V3's attention and its descendants); the table's row is their default.
+inline bool reads_rope_interleave(const std::string& model_type) {
+  for (const char* t :
+       {"deepseek_v3", "glm4_moe_lite", "glm_moe_dsa", "kimi_k2", "mistral4", "youtu"}) {
+    if (model_type == t) return true;
+  }
+  return false;
+}
+
+// The layout: the table's row, the config's rope_interleave where the model's code reads it
+// (or the model type is not in the table), the caller's HfRequest::layout; where two of them
+// speak, they must agree. A rope_interleave the model's code does not read is not read here
+// either (longcat_flash pairs adjacent coordinates whatever it says, llama rotate_half).
 inline HfLayout resolve_layout(const ConfigKeys& keys, const std::string& model_type,
                                const std::optional<Layout>& requested) {
   std::optional<HfLayout> known;
-  if (keys.has("rope_interleave")) {
+  const HfModelType* row = hf_model_type(model_type);
+  const bool row_pairs = row != nullptr && (row->rotation == HfRotation::interleaved ||
+                                            row->rotation == HfRotation::half_split);
+  if (keys.has("rope_interleave") && (!row_pairs || reads_rope_interleave(model_type))) {
     const bool interleave = keys.boolean("rope_interleave");
     known = HfLayout{interleave ? Layout::interleaved : Layout::half_split,
                      keys.path("rope_interleave") + (interleave ? " true" : " false")};
-  } else if (const HfModelType* row = hf_model_type(model_type)) {
-    if (row->rotation == HfRotation::interleaved || row->rotation == HfRotation::half_split) {
-      known = HfLayout{
-          row->rotation == HfRotation::interleaved ? Layout::interleaved : Layout::half_split,
-          row->source};
+  } else if (row_pairs) {
+    known = HfLayout{
+        row->rotation == HfRotation::interleaved ? Layout::interleaved : Layout::half_split,
+        row->source};
+    if (keys.has("rope_interleave")) {
+      known->source += std::string("; ") + keys.path("rope_interleave") +
+                       (keys.boolean("rope_interleave") ? " true" : " false") +
+                       " is not read by its code";
     }
   }
   if (known && requested && *requested != known->layout) {
@@ -491,9 +539,16 @@ inline HfLayout resolve_layout(const ConfigKeys& keys, const std::string& model_
 // Gemma 3 and Cohere2 make every sliding_window_pattern-th layer full), else full_attention.
 inline std::vector<std::string> layer_type_list(const ConfigKeys& keys,
                                                 const std::string& model_type) {
-  // num_hidden_layers, or n_layer where HuggingFace's attribute map names it so (GPT-J).
-  const std::size_t layers = keys.count(
-      keys.has("num_hidden_layers") || !keys.has("n_layer") ? "num_hidden_layers" : "n_layer");
+  // num_hidden_layers, or n_layer where HuggingFace's attribute map names it so (GPT-J); a list
+  // of that many types is built, so the count is bounded first.
+  const char* layers_key =
+      keys.has("num_hidden_layers") || !keys.has("n_layer") ? "num_hidden_layers" : "n_layer";
+  const std::size_t layers = keys.count(layers_key);
+  constexpr std::size_t kMaxLayers = std::size_t{1} << 20;
+  if (layers > kMaxLayers) {
+    config_error(keys.path(layers_key) + " " + std::to_string(layers) + " exceeds " +
+                 std::to_string(kMaxLayers) + " layers");
+  }
   if (keys.has("layer_types")) {
     const Json& listed = keys.at("layer_types");
     if (!listed.is_array()) type_error(keys.path("layer_types"), listed, "a list of strings");
@@ -1021,6 +1076,19 @@ inline void deepseek_v4_layer(const ConfigKeys& keys, const std::string& layer_t
   if (Yarn* y = std::get_if<Yarn>(&out.options.scaling)) y->attention_factor = 1.0;
 }
 
+// The base of a config without rope_theta (nor rotary_emb_base): the default of the model's
+// config class, where this reader has read it. HuggingFace's classes do not share one default,
+// and some have changed theirs between releases, so any other model type is an error naming the
+// key (E58), never 10000 by guess.
+inline double default_base(const ConfigKeys& keys, const std::string& model_type) {
+  // LlamaConfig's rope_theta (10000.0); GPT-J's code rotates by 10000 and has no key for it.
+  if (model_type == "llama" || model_type == "gptj") return 10000.0;
+  config_error(keys.path("rope_theta") + " is required: the default base of model type \"" +
+               model_type +
+               "\"'s config class is not one this reader knows (HuggingFace's classes differ): "
+               "add the model's rope_theta to the config");
+}
+
 // The RoPE of one layer type, its layout given.
 inline HfRope read_layer(const Json& config, const HfRequest& request, const HfLayout& layout,
                          const std::string& model_type) {
@@ -1056,7 +1124,7 @@ inline HfRope read_layer(const Json& config, const HfRequest& request, const HfL
   const RopeDictionary dictionary{parameters, where, keys, out.rope_type};
 
   // Base: the dictionary's rope_theta, rope_local_base_freq (Gemma 3's sliding layers), the
-  // top-level rope_theta, GPT-NeoX's rotary_emb_base, else 10000.
+  // top-level rope_theta, GPT-NeoX's rotary_emb_base, else the model's own default.
   if (parameters.contains("rope_theta")) {
     o.base = dictionary.positive("rope_theta");
   } else {
@@ -1064,7 +1132,11 @@ inline HfRope read_layer(const Json& config, const HfRequest& request, const HfL
                            : keys.has("rope_theta")      ? "rope_theta"
                            : keys.has("rotary_emb_base") ? "rotary_emb_base"
                                                          : nullptr;
-    if (base_key != nullptr) o.base = positive_of(keys.at(base_key), keys.path(base_key));
+    if (base_key != nullptr) {
+      o.base = positive_of(keys.at(base_key), keys.path(base_key));
+    } else {
+      o.base = default_base(keys, model_type);
+    }
   }
 
   const std::optional<double> partial = read_rotary_dim(dictionary, o);
