@@ -139,14 +139,14 @@ TEST_CASE("q4_0: x*id on every code's boundary and one float either side gives g
   for (const float m : leads(rng, 24)) {
     const float d = m / -8.0f, id = 1.0f / d;
     std::vector<float> inputs;
-    for (int k = 1; k <= 16; ++k) {
+    for (std::size_t k = 1; k <= 16; ++k) {
       const float t = static_cast<float>(k) - 8.5f;
       exact[k] += boundary_inputs(
           t, quotient(t, id), std::fabs(m), [id](float x) { return product(x, id); }, inputs);
     }
     put_in_rows(m, inputs, 32, keys);
   }
-  for (int k = 1; k <= 16; ++k) {
+  for (std::size_t k = 1; k <= 16; ++k) {
     INFO("the line below code " << k);
     CHECK(exact[k] > 0);
   }
@@ -164,7 +164,7 @@ TEST_CASE("q8_0: x*id on every code's boundary and one float either side gives g
   for (const float m : leads(rng, 12)) {
     const float d = std::fabs(m) / 127.0f, id = 1.0f / d;
     std::vector<float> inputs;
-    for (int k = 0; k <= 126; ++k) {
+    for (std::size_t k = 0; k <= 126; ++k) {
       for (const float t : {static_cast<float>(k) + 0.5f, -static_cast<float>(k) - 0.5f}) {
         exact[k] += boundary_inputs(
             t, quotient(t, id), std::fabs(m), [id](float x) { return product(x, id); }, inputs);
@@ -172,7 +172,7 @@ TEST_CASE("q8_0: x*id on every code's boundary and one float either side gives g
     }
     put_in_rows(m, inputs, 32, keys);
   }
-  for (int k = 0; k <= 126; ++k) {
+  for (std::size_t k = 0; k <= 126; ++k) {
     INFO("the lines at +-" << k << ".5");
     CHECK(exact[k] > 0);
   }
@@ -188,7 +188,7 @@ TEST_CASE("int8: x/s on every code's boundary and one float either side rounds t
   for (const float m : leads(rng, 12)) {
     const float s = std::fabs(m) / 127.0f;
     std::vector<float> inputs;
-    for (int k = 0; k <= 126; ++k) {
+    for (std::size_t k = 0; k <= 126; ++k) {
       for (const float t : {static_cast<float>(k) + 0.5f, -static_cast<float>(k) - 0.5f}) {
         exact[k] += boundary_inputs(
             t, product(t, s), std::fabs(m), [s](float x) { return quotient(x, s); }, inputs);
@@ -196,7 +196,7 @@ TEST_CASE("int8: x/s on every code's boundary and one float either side rounds t
     }
     put_in_rows(m, inputs, 128, keys);
   }
-  for (int k = 0; k <= 126; ++k) {
+  for (std::size_t k = 0; k <= 126; ++k) {
     INFO("the lines at +-" << k << ".5");
     CHECK(exact[k] > 0);
   }
