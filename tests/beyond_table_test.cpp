@@ -1,9 +1,12 @@
 // Positions past the table: their rows are computed on the fly, the same way as the table's, so
-// the results are the same to the last bit and equally accurate at any position up to 2^31 − 1.
+// the results are the same to the last bit and equally accurate at any position up to 2^53 − 1.
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -12,8 +15,10 @@
 
 #include "support.hpp"
 
+// (A double table's own rows are compute_row's, its rows past the end the angle sums': the test
+// below bounds those.)
 TEMPLATE_TEST_CASE("Rotary: a position past the table gets the row the table would hold",
-                   "[beyond]", float, double) {
+                   "[beyond]", float, Eigen::half, Eigen::bfloat16) {
   using T = TestType;
   std::mt19937_64 rng(900 + sizeof(T));
   for (const rope::Layout layout : {rope::Layout::interleaved, rope::Layout::half_split}) {
@@ -51,6 +56,96 @@ TEMPLATE_TEST_CASE("Rotary: positions up to 2^31 - 1 match the float64 reference
           rope::View<const T>::contiguous(input.data(), tokens, heads, 128),
           rope::View<const T>::contiguous(x.data(), tokens, heads, 128), 128, layout, positions,
           dir);
+    }
+  }
+}
+
+namespace {
+
+// The factors of a float row at position m from the angle sums (docs/numerics.md): the digit of
+// m in base 128 at level 0, and each higher digit that is not 0.
+int factors_of(std::uint64_t m) {
+  int n = 1;
+  for (m >>= 7; m != 0; m >>= 7) n += (m & 127) != 0 ? 1 : 0;
+  return n;
+}
+
+// The spacing of floats at magnitude a (a ≥ 0): 2^(e − 23) for a normal float of exponent e.
+double float_ulp(double a) {
+  if (a < static_cast<double>(std::numeric_limits<float>::min())) return std::ldexp(1.0, -149);
+  return std::ldexp(1.0, std::ilogb(a) - 23);
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE(
+    "Table: rows at positions up to 2^53 - 1 are within the bound of the exact angle",
+    "[beyond][table]", float, double) {
+  // The exact angle m·θ_j is hi + lo (hi = fl(m·θ_j), lo = the fma residual: exact, m < 2^53);
+  // its cos and sin, cos hi·cos lo − sin hi·sin lo and sin hi·cos lo + cos hi·sin lo, evaluated
+  // in long double: four values within an ulp of long double and three roundings, below 2^−60.
+  // Against it, docs/numerics.md bounds an entry from the angle sums by 11·n·2^−53·scale (n the
+  // factors of the position), and a float entry by half an ulp of float more.
+  using T = TestType;
+  const std::uint64_t kMax = rope::kMaxPosition;
+  const std::uint64_t positions[] = {(1ULL << 20) - 1, 1ULL << 20, (1ULL << 20) + 12345,
+                                     (1ULL << 24) - 1, 1ULL << 24, (1ULL << 24) + 12345,
+                                     (1ULL << 31) - 1, 1ULL << 31, (1ULL << 31) + 98765,
+                                     (1ULL << 40) - 1, 1ULL << 40, (1ULL << 40) + 4242424,
+                                     kMax - 1000,      kMax - 1,   kMax};
+  for (const double base : {10000.0, 500000.0}) {
+    for (const double scale : {1.0, 1.2079441541679836}) {  // YaRN's 0.1·ln 8 + 1
+      const std::vector<double> theta = rope::inverse_frequencies(128, base);
+      for (const rope::Layout layout : {rope::Layout::interleaved, rope::Layout::half_split}) {
+        const rope::Table<T> table(layout, theta, 16, scale);
+        std::vector<T> row(128);
+        for (const std::uint64_t m : positions) {
+          table.write_row(m, row.data());
+          const long double scale_ld = static_cast<long double>(scale);
+          const long double slack =
+              11.0L * factors_of(m) * std::ldexp(1.0L, -53) * scale_ld + std::ldexp(1.0L, -60);
+          for (std::size_t j = 0; j < 64; ++j) {
+            const double md = static_cast<double>(m);
+            const double hi = md * theta[j], lo = std::fma(md, theta[j], -hi);
+            const long double ch = std::cos(static_cast<long double>(hi));
+            const long double sh = std::sin(static_cast<long double>(hi));
+            const long double cl = std::cos(static_cast<long double>(lo));
+            const long double sl = std::sin(static_cast<long double>(lo));
+            const long double c = scale_ld * (ch * cl - sh * sl);
+            const long double s = scale_ld * (sh * cl + ch * sl);
+            const std::size_t ci = layout == rope::Layout::interleaved ? 2 * j : j;
+            const std::size_t si = layout == rope::Layout::interleaved ? 2 * j + 1 : 64 + j;
+            // The rounding to T: half an ulp of float; none for double (the sums' own).
+            const auto rounding = [&](long double v) {
+              return std::is_same_v<T, float>
+                         ? 0.5L * static_cast<long double>(
+                                      float_ulp(static_cast<double>(std::fabs(v) + slack)))
+                         : 0.0L;
+            };
+            INFO(rope::to_string(layout) << ", base " << base << ", scale " << scale
+                                         << ", position " << m << ", pair " << j);
+            CHECK(std::fabs(static_cast<long double>(row[ci]) - c) <= rounding(c) + slack);
+            CHECK(std::fabs(static_cast<long double>(row[si]) - s) <= rounding(s) + slack);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("Table: write_row past a float table is bit for bit a longer table's row",
+          "[beyond][table]") {
+  const std::vector<double> theta = rope::inverse_frequencies(128, 500000.0);
+  for (const rope::Layout layout : {rope::Layout::interleaved, rope::Layout::half_split}) {
+    const rope::Table<float> longer(layout, theta, 70000, 1.2);
+    const rope::Table<float> shorter(layout, theta, 16, 1.2);
+    REQUIRE(shorter.angle_sum_bytes() > 0);
+    REQUIRE(shorter.angle_sum_bytes() <= std::size_t{1} << 20);  // head 128: at most 1 MiB
+    std::vector<float> row(128);
+    for (std::uint64_t m = 0; m < 70000; m += 7) {
+      shorter.write_row(m, row.data());
+      INFO(rope::to_string(layout) << ", position " << m);
+      REQUIRE(std::equal(row.begin(), row.end(), longer.row(m)));
     }
   }
 }

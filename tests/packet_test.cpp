@@ -257,6 +257,47 @@ TEMPLATE_TEST_CASE("simd: 16-bit memory widens exactly to float and rounds to ne
   REQUIRE(back == pairs);
 }
 
+TEST_CASE("simd: double registers round to float memory to nearest even, split or interleaved",
+          "[simd][storage]") {
+  using P = simd::Packet<double>;
+  constexpr std::size_t L = simd::kLanes<double>;
+  // Doubles just below, at and just above the midpoint of two neighbouring floats (a tie goes to
+  // the even one), random ones, and their widening back from float memory, exact.
+  std::mt19937_64 rng(6);
+  std::uniform_real_distribution<float> pick(-2.0F, 2.0F);
+  std::vector<double> c(L), s(L);
+  std::vector<float> split(L + 1, 0.0F), interleaved(2 * L + 1, 0.0F), wide_in(L);
+  std::vector<double> wide(L);
+  for (int trial = 0; trial < 3000; ++trial) {
+    for (std::size_t k = 0; k < L; ++k) {
+      const float a = pick(rng), b = std::nextafter(a, HUGE_VALF);
+      const double mid = (double(a) + double(b)) / 2;  // exact in double
+      const double choices[4] = {std::nextafter(mid, -HUGE_VAL), mid, std::nextafter(mid, HUGE_VAL),
+                                 double(a) + (double(b) - double(a)) * 0.3};
+      c[k] = choices[(std::size_t(trial) + k) % 4];
+      s[k] = -choices[(std::size_t(trial) + 2 * k + 1) % 4];
+      wide_in[k] = a;
+    }
+    simd::store(split.data() + 1, simd::load<P>(c.data()));  // at an odd address
+    simd::store_interleaved(interleaved.data() + 1, simd::load<P>(c.data()),
+                            simd::load<P>(s.data()));
+    simd::store(wide.data(), simd::load<P>(wide_in.data()));
+    REQUIRE(split[0] == 0.0F);
+    REQUIRE(interleaved[0] == 0.0F);
+    for (std::size_t k = 0; k < L; ++k) {
+      INFO("lane " << k << ": " << c[k] << ", " << s[k]);
+      REQUIRE(split[k + 1] == static_cast<float>(c[k]));  // the scalar conversion rounds to even
+      REQUIRE(interleaved[2 * k + 1] == static_cast<float>(c[k]));
+      REQUIRE(interleaved[2 * k + 2] == static_cast<float>(s[k]));
+      REQUIRE(wide[k] == double(wide_in[k]));
+    }
+  }
+#if !defined(EIGEN_DONT_VECTORIZE) && \
+    (defined(__AVX__) || (defined(__aarch64__) && defined(__ARM_NEON)))
+  CHECK(simd::conversion<float, double>() == simd::Conversion::native);
+#endif
+}
+
 TEST_CASE("simd: 16-bit conversions are in registers where the target has instructions for them",
           "[simd][storage]") {
   using simd::Conversion;

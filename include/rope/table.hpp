@@ -6,39 +6,20 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <Eigen/Core>
 
+#include <rope/detail/angle_sum.hpp>
 #include <rope/layout.hpp>
+#include <rope/positions.hpp>
 
 namespace rope {
 inline namespace ROPE_DETAIL_ISA {
-
-// Where cos(φ_j) and sin(φ_j) of pair j sit in a row of the kernels (the one place that says it;
-// the table below shows it): a Table's rows, a row computed past the table, a multi-axis row put
-// together from the rows of a token's coordinates, and a caller's cos/sin tables gathered for the
-// kernels all follow it.
-namespace detail {
-
-// The index of cos(φ_j) and of sin(φ_j) in a row of `half` pairs.
-constexpr std::size_t cos_index(Layout layout, std::size_t half, std::size_t j) noexcept {
-  return layout == Layout::interleaved ? 2 * j : (static_cast<void>(half), j);
-}
-constexpr std::size_t sin_index(Layout layout, std::size_t half, std::size_t j) noexcept {
-  return layout == Layout::interleaved ? 2 * j + 1 : half + j;
-}
-
-// Writes the pair j entries of a row.
-template <class C>
-void put_pair(Layout layout, std::size_t half, std::size_t j, C cos, C sin, C* row) noexcept {
-  row[cos_index(layout, half, j)] = cos;
-  row[sin_index(layout, half, j)] = sin;
-}
-
-}  // namespace detail
 
 /// cos(m·θ_j) and sin(m·θ_j) for the positions m in [0, positions), stored as T.
 ///
@@ -48,9 +29,15 @@ void put_pair(Layout layout, std::size_t half, std::size_t j, C cos, C sin, C* r
 ///     interleaved  [c0 s0 c1 s1 ... ]          = e^{i·m·θ_j} as complex numbers
 ///     half_split   [c0 c1 ... | s0 s1 ... ]    cos half, then sin half
 ///
-/// Each entry is computed in double (the angle m·θ_j as one double product, then std::cos and
-/// std::sin) and rounded once to T, so a float entry is within one ulp of the cosine or sine of
-/// that double angle at every position below 2^53 (docs/numerics.md).
+/// A float table's rows come from angle sums (detail/angle_sum.hpp): m in base 128, one complex
+/// product in double per pair per non-zero digit of entries that are cos and sin of exact angles,
+/// rounded once to float. An entry is then within half an ulp of float plus 11·n·2^−53·scale
+/// (n ≤ 8 the factors: the lowest digit of m and each higher one that is not 0) of the cosine or
+/// sine of the exact angle m·θ_j, at every position up to kMaxPosition; write_row() gives any
+/// position's row this way, bit for bit the table's (docs/numerics.md). A double table computes
+/// its own rows by compute_row() and its rows past the end from angle sums (within
+/// 11·n·2^−53·scale); a table of Angles::pytorch_float32 and one wider than 1024 coordinates
+/// compute every row by compute_row().
 template <class T>
 class Table {
  public:
@@ -62,7 +49,12 @@ class Table {
   /// value of T, or the table would hold more than max_size() elements.
   ROPE_DETAIL_COLD Table(Layout layout, const std::vector<double>& theta, std::size_t positions,
                          double scale = 1.0, Angles angles = Angles::exact)
-      : layout_(layout), head_size_(2 * theta.size()), positions_(positions) {
+      : layout_(layout),
+        head_size_(2 * theta.size()),
+        positions_(positions),
+        theta_(theta),
+        scale_(scale),
+        angles_(angles) {
     detail::check_layout(layout);
     detail::check_angles(angles);
     if (positions == 0) {
@@ -96,29 +88,51 @@ class Table {
           "elements",
           positions, head_size_, max_size());
     }
+    if constexpr (kAngleSums) {
+      if (angles == Angles::exact && head_size_ <= detail::AngleSum::kMaxWidth) {
+        sums_ = detail::AngleSum(layout, theta, scale);
+      }
+    }
     data_ = Storage(positions * head_size_);
     for (std::size_t m = 0; m < positions; ++m) {
-      compute_row(layout, theta, static_cast<double>(m), data_.data() + m * head_size_, scale,
-                  angles);
+      T* out = data_.data() + m * head_size_;
+      if (std::is_same_v<T, double>) {
+        compute_row(layout, theta, static_cast<double>(m), out, scale, angles);
+      } else {
+        write_row(m, out);
+      }
     }
   }
 
-  /// Writes the 2·theta.size() entries of the row for `position` (any position, integral or
-  /// not, below 2^53), times `scale`, into row in the layout's order; the table's rows are made
-  /// by this call. Angles::pytorch_float32 rounds the position, the product m·θ_j, cos and sin,
-  /// and their product with `scale` to float, as PyTorch's float32 tensors do.
-  static void compute_row(Layout layout, const std::vector<double>& theta, double position, T* row,
-                          double scale = 1.0, Angles angles = Angles::exact) {
-    compute_pairs(layout, theta, position, row, 0, theta.size(), scale, angles);
+  /// Writes the row of any position up to kMaxPosition into row (head_size() values), unchecked.
+  /// A float table's rows, in it or past it, are the same function's: bit for bit row(position)
+  /// where the table has it. A double table's own rows are compute_row's (within 1 ulp of the
+  /// double angle's cos and sin, closer than the angle sums at small positions) and its rows past
+  /// the end the angle sums' (whose error does not grow with the position), so a double row's
+  /// last bits depend on whether the table holds it (docs/numerics.md).
+  void write_row(std::uint64_t position, T* row) const {
+    if constexpr (kAngleSums) {
+      if (!sums_.empty() && (std::is_same_v<T, float> || position >= positions_)) {
+        return sums_.row(position, row);
+      }
+    }
+    compute_row(layout_, theta_, static_cast<double>(position), row, scale_, angles_);
   }
 
-  /// compute_row for the entries of pairs [first, last) only; the other entries of row are left
-  /// as they are.
-  ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE static void compute_pairs(
-      Layout layout, const std::vector<double>& theta, double position, T* row, std::size_t first,
-      std::size_t last, double scale = 1.0, Angles angles = Angles::exact) {
+  /// The bytes write_row() reads past the table: the angle sums' levels, 0 where rows are
+  /// computed by compute_row().
+  std::size_t angle_sum_bytes() const noexcept { return sums_.bytes(); }
+
+  /// Writes the 2·theta.size() entries of the row for `position` (any position, integral or
+  /// not, below 2^53), times `scale`, into row in the layout's order: one double angle m·θ_j
+  /// per pair, then std::cos and std::sin rounded once to T, an entry within one ulp of the
+  /// cosine or sine of that double angle. Angles::pytorch_float32 rounds the position, the
+  /// product m·θ_j, cos and sin, and their product with `scale` to float, as PyTorch's float32
+  /// tensors do.
+  static void compute_row(Layout layout, const std::vector<double>& theta, double position, T* row,
+                          double scale = 1.0, Angles angles = Angles::exact) {
     const std::size_t half = theta.size();
-    for (std::size_t j = first; j < last; ++j) {
+    for (std::size_t j = 0; j < half; ++j) {
       T c, s;
       if (angles == Angles::exact) {
         const double angle = position * theta[j];
@@ -159,6 +173,12 @@ class Table {
   Layout layout_;
   std::size_t head_size_;
   std::size_t positions_;
+  std::vector<double> theta_;
+  double scale_;
+  Angles angles_;
+  // Rows from angle sums: float and double tables of Angles::exact, at most kMaxWidth wide.
+  static constexpr bool kAngleSums = std::is_same_v<T, float> || std::is_same_v<T, double>;
+  detail::AngleSum sums_;
   Storage data_;
 };
 

@@ -71,11 +71,7 @@ class Core {
 
  private:
   static std::size_t checked_table_size(const Options& options, std::size_t rotary_dim);
-  RowsOfTable<C> rows() const noexcept {
-    return {
-        &table_, &rotating_theta_, frequencies_.attention_factor, angles_, axes_, &axis_of_entry_,
-        &runs_};
-  }
+  RowsOfTable<C> rows() const noexcept { return {&table_, axes_, &axis_of_entry_}; }
   // Interleaved pairs that do not rotate are the end of the slice; half_split ones a gap in it.
   Slice slice() const noexcept {
     const std::size_t width = layout() == Layout::interleaved ? 2 * pairs_ : rotary_dim_;
@@ -90,7 +86,6 @@ class Core {
   std::size_t pairs_;                   // that rotate: θ_j > 0
   std::vector<double> rotating_theta_;  // their θ_j, of which the table's rows are made
   std::vector<std::uint8_t> axis_of_pair_;
-  std::vector<AxisRun> runs_;
   std::vector<std::uint8_t> axis_of_entry_;
   std::size_t axes_;
   Table<C> table_;
@@ -116,7 +111,6 @@ Core<C>::Core(const Options& options, std::size_t head_size)
                                                   : frequencies_.theta.size()),
       rotating_theta_(first(frequencies_.theta, pairs_)),
       axis_of_pair_(options.axes.axis_of_pairs(rotary_dim_ / 2)),
-      runs_(runs_of(first(axis_of_pair_, pairs_))),
       axis_of_entry_(entries_of(first(axis_of_pair_, pairs_), options.layout)),
       axes_(options.axes.count()),
       table_(options.layout, rotating_theta_, options.max_positions, frequencies_.attention_factor,

@@ -9,7 +9,7 @@
 // load and store also convert: a register of float loaded from Eigen::half or Eigen::bfloat16
 // memory is widened on the way in and rounded to nearest even on the way out (one instruction
 // each with F16C, AVX-512 or AArch64; element by element where neither the target nor Eigen has
-// a vectorised cast).
+// a vectorised cast); a register of double stored to float memory is rounded the same way.
 //
 // Without SIMD (EIGEN_DONT_VECTORIZE, or a target Eigen does not vectorise) every packet is a
 // single float, double or complex, and the same kernels run as plain scalar loops.
@@ -155,6 +155,31 @@ template <class S>
 void store(S* to, uint16x4_t v) {
   vst1_u16(reinterpret_cast<std::uint16_t*>(to), v);
 }
+#endif
+// float memory and registers of double (the angle sums' rows, detail/angle_sum.hpp, are
+// products in double rounded once to float): Eigen 3.4 has no vectorised cast between the two
+// under AVX or AVX-512. The narrowing rounds as MXCSR (FPCR) says: to nearest even unless a
+// program changed the rounding mode.
+#if defined(__AVX512F__)
+inline __m512d widen(const float* from, __m512d /*register type*/) {
+  return _mm512_maskz_cvtps_pd(0xFF, _mm256_loadu_ps(from));
+}
+inline __m256 narrow(const float* /*type*/, __m512d v) { return _mm512_maskz_cvtpd_ps(0xFF, v); }
+inline void store(float* to, __m256 v) { _mm256_storeu_ps(to, v); }
+#endif
+#if defined(__AVX__)
+inline __m256d widen(const float* from, __m256d /*register type*/) {
+  return _mm256_cvtps_pd(_mm_loadu_ps(from));
+}
+inline __m128 narrow(const float* /*type*/, __m256d v) { return _mm256_cvtpd_ps(v); }
+inline void store(float* to, __m128 v) { _mm_storeu_ps(to, v); }
+#endif
+#if defined(__aarch64__) && defined(__ARM_NEON)
+inline float64x2_t widen(const float* from, float64x2_t /*register type*/) {
+  return vcvt_f64_f32(vld1_f32(from));
+}
+inline float32x2_t narrow(const float* /*type*/, float64x2_t v) { return vcvt_f32_f64(v); }
+inline void store(float* to, float32x2_t v) { vst1_f32(to, v); }
 #endif
 #if defined(EIGEN_VECTORIZE_AVX512) && defined(__AVX512BW__)
 #define ROPE_DETAIL_SPLIT_BFLOAT16 1
@@ -302,7 +327,8 @@ constexpr Conversion conversion() {
   using Eigen::internal::type_casting_traits;
   if constexpr (std::is_same_v<S, R>) {
     return Conversion::none;
-  } else if constexpr (std::is_same_v<R, float> && native::available<S, Packet<float>>(0)) {
+  } else if constexpr ((std::is_same_v<R, float> ||
+                        std::is_same_v<R, double>)&&native::available<S, Packet<R>>(0)) {
     return Conversion::native;
   } else if constexpr (type_casting_traits<S, R>::VectorizedCast &&
                        type_casting_traits<R, S>::VectorizedCast &&
@@ -492,6 +518,34 @@ P sub(const P& a, const P& b) {
 template <class P>
 P div(const P& a, const P& b) {
   return Eigen::internal::pdiv(a, b);
+}
+
+/// Stores 2·kLanes<double> floats [c0 s0 c1 s1 ..] at `to` (any alignment): the lanes of c and
+/// s, each rounded to float as store() rounds them, interleaved (an interleaved row from its cos
+/// and sin halves, detail/angle_sum.hpp).
+inline void store_interleaved(float* to, const Packet<double>& c, const Packet<double>& s) {
+#if defined(EIGEN_VECTORIZE_AVX512)
+  const __m512i order = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  // (The upper halves of the casts are undefined; the permutation reads only the lower ones.)
+  const __m512 low = _mm512_castps256_ps512(native::narrow(to, c));
+  const __m512 high = _mm512_castps256_ps512(native::narrow(to, s));
+  _mm512_storeu_ps(to, _mm512_permutex2var_ps(low, order, high));
+#elif defined(EIGEN_VECTORIZE_AVX)
+  const __m128 cosines = native::narrow(to, c), sines = native::narrow(to, s);
+  _mm_storeu_ps(to, _mm_unpacklo_ps(cosines, sines));
+  _mm_storeu_ps(to + 4, _mm_unpackhi_ps(cosines, sines));
+#elif defined(EIGEN_VECTORIZE_NEON) && defined(__aarch64__)
+  vst2_f32(to, float32x2x2_t{{native::narrow(to, c), native::narrow(to, s)}});
+#else
+  constexpr int kLanesOfDouble = static_cast<int>(kLanes<double>);
+  alignas(64) double cosines[kLanesOfDouble], sines[kLanesOfDouble];
+  Eigen::internal::pstoreu(cosines, c);
+  Eigen::internal::pstoreu(sines, s);
+  for (int i = 0; i < kLanesOfDouble; ++i) {
+    to[2 * i] = static_cast<float>(cosines[i]);
+    to[2 * i + 1] = static_cast<float>(sines[i]);
+  }
+#endif
 }
 
 /// binary16 bits of v, rounded to nearest even (overflow to infinity): the F16C instruction

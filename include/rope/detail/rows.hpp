@@ -24,27 +24,6 @@ namespace rope {
 inline namespace ROPE_DETAIL_ISA {
 namespace detail {
 
-// Consecutive pairs [first, last) that take the same axis.
-struct AxisRun {
-  std::size_t first, last, axis;
-};
-
-ROPE_DETAIL_COLD inline std::vector<AxisRun> runs_of(
-    const std::vector<std::uint8_t>& axis_of_pair) {
-  const std::size_t pairs = axis_of_pair.size();
-  const auto starts = [&](std::size_t i) {
-    return i == 0 || axis_of_pair[i] != axis_of_pair[i - 1];
-  };
-  std::size_t count = 0;
-  for (std::size_t i = 0; i < pairs; ++i) count += starts(i) ? 1 : 0;
-  std::vector<AxisRun> runs(count);
-  for (std::size_t i = 0, r = 0; i < pairs; ++i) {
-    if (starts(i)) runs[r++] = {i, i, axis_of_pair[i]};
-    runs[r - 1].last = i + 1;
-  }
-  return runs;
-}
-
 // The axis of each entry of a row, in the row's order.
 ROPE_DETAIL_COLD inline std::vector<std::uint8_t> entries_of(
     const std::vector<std::uint8_t>& axis_of_pair, Layout layout) {
@@ -55,59 +34,49 @@ ROPE_DETAIL_COLD inline std::vector<std::uint8_t> entries_of(
   return axis;
 }
 
-// What a Rotary knows about its rows: the table, θ and how rows past it are computed, and the
-// multi-axis map.
+// What a Rotary knows about its rows: the table (which computes a row past its end the way it
+// computed its own) and the multi-axis map.
 template <class C>
 struct RowsOfTable {
   const Table<C>* table;
-  const std::vector<double>* theta;
-  double attention_factor;
-  Angles angles;
   std::size_t axes;                          // of the Rotary
   const std::vector<std::uint8_t>* entries;  // axis of each row entry (entries_of)
-  const std::vector<AxisRun>* runs;          // runs_of(axis_of_pair)
 
   // The table row of position m, or the row computed into scratch past the table.
-  const C* row_at(std::int64_t position, std::vector<C>& scratch) const {
+  const C* row_at(std::int64_t position, Scratch<C>& scratch) const {
     const auto m = static_cast<std::size_t>(position);
     if (m < table->positions()) return table->row(m);
-    return past_table(static_cast<double>(m), scratch);
+    return past_table(m, scratch.room(table->head_size()));
   }
 
-  // The row of a position past the table, computed as the table computes its rows.
-  ROPE_DETAIL_NOINLINE const C* past_table(double position, std::vector<C>& scratch) const {
-    C* out = room(scratch, table->head_size());
-    Table<C>::compute_row(table->layout(), *theta, position, out, attention_factor, angles);
+  ROPE_DETAIL_NOINLINE const C* past_table(std::size_t position, C* out) const {
+    table->write_row(position, out);
     return out;
   }
 
   // The row of multi-axis coordinates p[0 .. axes): the table row if they are all the same (a
   // text token: ordinary RoPE, bit for bit), else entry k from the row of its axis.
-  ROPE_DETAIL_NOINLINE const C* mixed_row(const std::int64_t* p, std::vector<C>& scratch) const {
-    bool same = true, inside = true;
-    for (std::size_t a = 0; a < axes; ++a) {
-      same = same && p[a] == p[0];
-      inside = inside && static_cast<std::size_t>(p[a]) < table->positions();
-    }
+  ROPE_DETAIL_NOINLINE const C* mixed_row(const std::int64_t* p, Scratch<C>& scratch) const {
+    bool same = true;
+    for (std::size_t a = 0; a < axes; ++a) same = same && p[a] == p[0];
     if (same) return row_at(p[0], scratch);
+    // Row `axes` of scratch is the result; rows 0 .. axes-1 hold the rows computed past the table.
     const std::size_t width = table->head_size();
-    C* out = room(scratch, width);
-    if (inside) {
-      // Entry k from the table row of its axis: a select that compilers vectorise.
-      const C* r[Axes::kMaxAxes];
-      for (std::size_t a = 0; a < Axes::kMaxAxes; ++a) {
-        r[a] = table->row(static_cast<std::size_t>(p[a < axes ? a : 0]));
+    C* const rows = scratch.room((axes + 1) * width);
+    C* out = rows + axes * width;
+    const C* r[Axes::kMaxAxes];
+    for (std::size_t a = 0; a < Axes::kMaxAxes; ++a) {
+      if (a >= axes) {
+        r[a] = r[0];
+        continue;
       }
-      const std::uint8_t* axis = entries->data();
-      for (std::size_t k = 0; k < width; ++k) {
-        out[k] = axis[k] == 0 ? r[0][k] : axis[k] == 1 ? r[1][k] : axis[k] == 2 ? r[2][k] : r[3][k];
-      }
-      return out;
+      const auto m = static_cast<std::size_t>(p[a]);
+      r[a] = m < table->positions() ? table->row(m) : past_table(m, rows + a * width);
     }
-    // A coordinate past the table: each run of pairs computed as the table computes its rows.
-    for (const AxisRun& run : *runs) {
-      Table<C>::compute_pairs(table->layout(), *theta, static_cast<double>(p[run.axis]), out,
-                              run.first, run.last, attention_factor, angles);
+    // Entry k from the row of its axis: a select that compilers vectorise.
+    const std::uint8_t* axis = entries->data();
+    for (std::size_t k = 0; k < width; ++k) {
+      out[k] = axis[k] == 0 ? r[0][k] : axis[k] == 1 ? r[1][k] : axis[k] == 2 ? r[2][k] : r[3][k];
     }
     return out;
   }
@@ -120,7 +89,7 @@ struct TableRows {
   const Positions* positions;
   std::size_t sequence;  // tokens per sequence of the call's views
 
-  const C* row(std::size_t t, std::vector<C>& scratch) const {
+  const C* row(std::size_t t, Scratch<C>& scratch) const {
     if (positions->axes() == 1) return rows.row_at(positions->at(t, 0, sequence), scratch);
     std::int64_t p[Axes::kMaxAxes];
     for (std::size_t a = 0; a < rows.axes; ++a) p[a] = positions->at(t, a, sequence);
@@ -132,7 +101,7 @@ template <class C>
 struct FixedRow {
   using Value = C;
   const C* values;
-  const C* row(std::size_t, std::vector<C>&) const { return values; }
+  const C* row(std::size_t, Scratch<C>&) const { return values; }
 };
 
 template <class T, class C>
@@ -148,8 +117,8 @@ struct CacheRows {
   const Positions* positions;
   std::size_t sequence;
 
-  const C* row(std::size_t t, std::vector<C>& scratch) const {
-    C* out = room(scratch, 2 * half);
+  const C* row(std::size_t t, Scratch<C>& scratch) const {
+    C* out = scratch.room(2 * half);
     const bool one_axis = positions->axes() == 1;
     std::size_t r = static_cast<std::size_t>(positions->at(t, 0, sequence));
     for (std::size_t j = 0; j < half; ++j) {

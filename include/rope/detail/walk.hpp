@@ -4,7 +4,7 @@
 // A row source is any type with
 //
 //     using Value = C;
-//     const C* row(std::size_t token, std::vector<C>& scratch) const;
+//     const C* row(std::size_t token, Scratch<C>& scratch) const;
 //
 // returning token `token`'s row in the kernels' format (table.hpp), C = compute_t<T>. The
 // table of a Rotary (with rows past the table and multi-axis rows) and the caller's cos/sin caches
@@ -39,8 +39,8 @@ namespace rope {
 inline namespace ROPE_DETAIL_ISA {
 namespace detail {
 
-// Room for n values in a scratch buffer of the calling thread's, reused from token to token
-// (a row a source computes, the streaming stores' buffer).
+// Room for n values in a buffer of the calling thread's, reused from token to token (the
+// streaming stores' buffer).
 template <class C>
 C* room(std::vector<C>& scratch, std::size_t n) {
   if (scratch.size() < n) scratch = std::vector<C>(n);
@@ -63,6 +63,26 @@ struct Uninitialized {
     return data.get() + ((64 - address % 64) % 64);
   }
 };
+// Room for a row of C that a thread computes (a row past the table, a multi-axis row, the row of
+// a scaled job), reused from token to token and not initialised: up to kInline values in the
+// walk's own frame (every row of a current model, multi-axis ones with their coordinates' rows
+// included), more on the heap. At one token, a 512-byte row allocated and zeroed on the heap
+// took a tenth of a call past the table.
+template <class C>
+class Scratch {
+ public:
+  static constexpr std::size_t kInline = 2048 / sizeof(C) < 512 ? 512 : 2048 / sizeof(C);
+
+  C* room(std::size_t n) {
+    if (n <= kInline) return inline_;
+    return reinterpret_cast<C*>(heap_.room(n * sizeof(C)));
+  }
+
+ private:
+  alignas(64) C inline_[kInline];
+  Uninitialized heap_;
+};
+
 // Head h of row r of a view, as the walk reads it (src) or writes it (dst).
 inline const unsigned char* source_head(const Geometry& view, std::size_t r, std::size_t h) {
   return reinterpret_cast<const unsigned char*>(view.address(r, h));
@@ -221,8 +241,8 @@ ROPE_DETAIL_NOINLINE inline void store_values(const Job& job, std::size_t t, std
 // The buffers of a thread's walk, reused from token to token.
 template <class C>
 struct WalkBuffers {
-  std::vector<C> scratch;             // a row the source computes
-  std::vector<C> scaled;              // the row of a scaled job
+  Scratch<C> scratch;                 // a row the source computes
+  Scratch<C> scaled;                  // the row of a scaled job
   std::vector<unsigned char> buffer;  // streaming stores only
   Uninitialized normalized;           // normalised jobs only
   Uninitialized staged;               // quantised jobs only: a token's heads in float
@@ -305,7 +325,7 @@ ROPE_DETAIL_INLINE void walk_job(const Job& job, Kernel kernel, std::size_t t, s
   if (scale_row) {
     const C factor = static_cast<C>(job.scales[t]);
     const C* from = static_cast<const C*>(row);
-    C* to = room(b.scaled, 2 * slice.pairs);
+    C* to = b.scaled.room(2 * slice.pairs);
     for (std::size_t e = 0; e < 2 * slice.pairs; ++e) to[e] = factor * from[e];
     job_row = to;
   }

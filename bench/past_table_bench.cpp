@@ -1,0 +1,110 @@
+// Rows past the table against rows in it: what a long context costs when max_positions is small.
+//
+// Llama 3 8B's heads (32 query + 8 key heads of 128, one [tokens][40][128] buffer), in place, at
+// 1, 16 and 512 tokens, float and Eigen::half, both layouts. Each call's tokens sit at
+// consecutive positions starting at `first`:
+//
+//   in_table/...           first 3000, a table of 4096 rows (the rows read from a table in cache)
+//   big_table/...          first 70 000, a table of 71 000 rows (36 MiB: what holding every
+//                          position of a long context costs, rows read from memory)
+//   past_table/<first>     a table of 4096 rows and first 70 000, 2^24 + 12 345,
+//                          2^31 + 98 765, 2^40 + 4 242 424 or 2^53 − 1024: every row computed
+//                          from the angle sums (3, 3, 4, 5 and 8 factors: the lowest digit of
+//                          base 128 and each higher one that is not 0; the cost grows with them)
+//
+// The ratio of a past_table row to the in_table row of the same shape is the cost of a long
+// context without a long table. The limit (x[i] *= k over the same bytes, in float for half too,
+// as in core_bench.cpp) says how far both are from the memory traffic.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+#include <benchmark/benchmark.h>
+
+#include <rope/rope.hpp>
+
+#include "buffers.hpp"
+
+namespace {
+
+constexpr std::size_t kHeadSize = 128, kHeads = 40;
+
+using bench::Buffer;
+using bench::filled;
+
+template <class T>
+void count(benchmark::State& state, std::size_t tokens) {
+  const auto n = static_cast<std::int64_t>(tokens * kHeads * kHeadSize);
+  state.SetBytesProcessed(state.iterations() * 2 * n * static_cast<std::int64_t>(sizeof(T)));
+}
+
+template <class T>
+void limit(benchmark::State& state, std::size_t tokens) {
+  const std::size_t n = tokens * kHeads * kHeadSize * sizeof(T) / sizeof(float);
+  Buffer<float> x = filled<float>(n);
+  using Array = Eigen::Array<float, Eigen::Dynamic, 1>;
+  float k = 1;
+  benchmark::DoNotOptimize(k);  // the compiler may not drop the multiply by a known 1
+  for (auto _ : state) {
+    Eigen::Map<Array>(x.data(), Eigen::Index(n)) *= k;
+    benchmark::ClobberMemory();
+  }
+  count<T>(state, tokens);
+}
+
+template <class T>
+void rotate(benchmark::State& state, rope::Layout layout, std::size_t tokens, std::size_t table,
+            std::int64_t first) {
+  rope::Options options;
+  options.layout = layout;
+  options.max_positions = table;
+  const rope::Rotary<T, kHeadSize> rot(options);
+  const std::size_t n = tokens * kHeads * kHeadSize;
+  Buffer<T> x = filled<T>(n);
+  std::vector<std::int64_t> positions(tokens);
+  for (std::size_t t = 0; t < tokens; ++t) positions[t] = first + static_cast<std::int64_t>(t);
+  for (auto _ : state) {
+    rot.apply(x.data(), tokens, kHeads, positions.data());
+    benchmark::ClobberMemory();
+  }
+  count<T>(state, tokens);
+}
+
+template <class T>
+void register_type(const std::string& type) {
+  struct Where {
+    std::string name;
+    std::size_t table;
+    std::int64_t first;
+  };
+  const Where wheres[] = {{"in_table", 4096, 3000},
+                          {"big_table", 71000, 70000},
+                          {"past_table/70000", 4096, 70000},
+                          {"past_table/2^24", 4096, (std::int64_t{1} << 24) + 12345},
+                          {"past_table/2^31", 4096, (std::int64_t{1} << 31) + 98765},
+                          {"past_table/2^40", 4096, (std::int64_t{1} << 40) + 4242424},
+                          {"past_table/2^53", 4096, (std::int64_t{1} << 53) - 1024}};
+  for (const std::size_t tokens : {1, 16, 512}) {
+    const std::string shape = "/" + type + "/d128x40/t" + std::to_string(tokens);
+    benchmark::RegisterBenchmark(("limit_in_place" + shape).c_str(), limit<T>, tokens);
+    for (const rope::Layout layout : {rope::Layout::interleaved, rope::Layout::half_split}) {
+      for (const Where& w : wheres) {
+        const std::string name = w.name + "/" + rope::to_string(layout) + shape;
+        benchmark::RegisterBenchmark(name.c_str(), rotate<T>, layout, tokens, w.table, w.first);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  register_type<float>("float");
+  register_type<Eigen::half>("half");
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
