@@ -15,6 +15,7 @@
 // The ratio of a past_table row to the in_table row of the same shape is the cost of a long
 // context without a long table. The limit (x[i] *= k over the same bytes, in float for half too,
 // as in core_bench.cpp) says how far both are from the memory traffic.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -71,6 +72,25 @@ void rotate(benchmark::State& state, rope::Layout layout, std::size_t tokens, st
   count<T>(state, tokens);
 }
 
+// One row alone: Table<float>::write_row of a position past the table (the angle sums), against
+// copying the in-table row of position 3000 (what the rotation reads instead), head 128.
+void row_alone(benchmark::State& state, rope::Layout layout, std::int64_t first) {
+  const rope::Table<float> table(layout, rope::inverse_frequencies(128, 500000.0), 4096);
+  std::vector<float> row(128);
+  auto m = static_cast<std::uint64_t>(first);
+  for (auto _ : state) {
+    if (first < 4096) {
+      std::copy(table.row(m), table.row(m) + 128, row.data());
+    } else {
+      table.write_row(m, row.data());
+    }
+    benchmark::DoNotOptimize(row.data());
+    benchmark::ClobberMemory();
+    m = m + 1 == static_cast<std::uint64_t>(first) + 512 ? static_cast<std::uint64_t>(first)
+                                                         : m + 1;
+  }
+}
+
 template <class T>
 void register_type(const std::string& type) {
   struct Where {
@@ -100,6 +120,15 @@ void register_type(const std::string& type) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  for (const rope::Layout layout : {rope::Layout::interleaved, rope::Layout::half_split}) {
+    const std::string name = std::string("/") + rope::to_string(layout) + "/float/d128";
+    benchmark::RegisterBenchmark(("row_alone/in_table" + name).c_str(), row_alone, layout, 3000);
+    for (const std::int64_t first :
+         {std::int64_t{70000}, (std::int64_t{1} << 31) + 98765, (std::int64_t{1} << 53) - 1024}) {
+      benchmark::RegisterBenchmark(("row_alone/past_table/" + std::to_string(first) + name).c_str(),
+                                   row_alone, layout, first);
+    }
+  }
   register_type<float>("float");
   register_type<Eigen::half>("half");
   benchmark::Initialize(&argc, argv);

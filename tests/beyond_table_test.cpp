@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -148,4 +149,39 @@ TEST_CASE("Table: write_row past a float table is bit for bit a longer table's r
       REQUIRE(std::equal(row.begin(), row.end(), longer.row(m)));
     }
   }
+}
+
+TEST_CASE("Table: rows past the table do not depend on the rows asked before, in any thread",
+          "[beyond][table]") {
+  // Each thread keeps the product of the last position's higher factors; two tables of other
+  // frequencies, asked in turn at positions that share their higher digits, in another order and
+  // from two threads, must each give the rows the first pass gave.
+  const rope::Table<float> a(rope::Layout::half_split, rope::inverse_frequencies(128, 10000.0), 16);
+  const rope::Table<float> b(rope::Layout::interleaved, rope::inverse_frequencies(128, 500000.0),
+                             16, 1.2);
+  std::vector<std::uint64_t> positions;
+  for (std::uint64_t m = (1ULL << 31) + 100; m < (1ULL << 31) + 400; m += 3) positions.push_back(m);
+  positions.push_back(70000);
+  positions.push_back(rope::kMaxPosition);
+  const auto rows_of = [&](const rope::Table<float>& table, const std::vector<std::uint64_t>& ms) {
+    std::vector<float> out(ms.size() * 128);
+    for (std::size_t i = 0; i < ms.size(); ++i) table.write_row(ms[i], out.data() + i * 128);
+    return out;
+  };
+  const std::vector<float> first_a = rows_of(a, positions), first_b = rows_of(b, positions);
+  std::vector<std::uint64_t> reversed(positions.rbegin(), positions.rend());
+  std::vector<float> turns_a(positions.size() * 128), turns_b(positions.size() * 128);
+  for (std::size_t i = 0; i < reversed.size(); ++i) {  // a and b in turn: each replaces the other's
+    const std::size_t k = positions.size() - 1 - i;
+    a.write_row(reversed[i], turns_a.data() + k * 128);
+    b.write_row(reversed[i], turns_b.data() + k * 128);
+  }
+  REQUIRE(turns_a == first_a);
+  REQUIRE(turns_b == first_b);
+  std::vector<float> thread_a, thread_b;
+  std::thread other([&] { thread_a = rows_of(a, positions); });
+  thread_b = rows_of(b, positions);
+  other.join();
+  REQUIRE(thread_a == first_a);
+  REQUIRE(thread_b == first_b);
 }

@@ -15,14 +15,22 @@
 // whatever the layout: a complex product of split halves takes four multiplies per pair and no
 // shuffle; an interleaved row is interleaved as it is stored.
 //
-// Memory: (128 + 7·127) rows of rotary_dim doubles (1017 KiB for a head of 128).
-// Time: one complex product per pair per non-zero digit past the first: 2 for the positions
-// 16 384 .. 2^21 − 1, at most 7 (docs/performance.md, bench/past_table_bench.cpp).
+// A row is formed as (level 0's factor) · H, H the product of the higher factors taken from
+// level 1 upwards, so that H can be kept: consecutive positions share it for 128 tokens, and a
+// decode step asks every layer for the same position. Each thread keeps the last H it formed
+// (HighProduct); a row then takes one complex product per pair, and its bits are the same
+// whether H was kept or formed again.
+//
+// Memory: (128 + 7·127) rows of rotary_dim doubles (1017 KiB for a head of 128), and rotary_dim
+// doubles per thread for H.
+// Time: one complex product per pair, and one per non-zero higher digit past the first when the
+// higher digits change (bench/past_table_bench.cpp).
 #pragma once
 
 #include <rope/config.hpp>
 #if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
 
+#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -64,6 +72,17 @@ ROPE_DETAIL_COLD inline void exact_cos_sin(double k, double theta, double& c, do
   s = sh * cl + ch * sl;
 }
 
+// The product H of a position's higher factors, the last one a thread formed: from the levels
+// of AngleSum `owner` (0: none yet), for the higher digits m >> 7 = `high`; [cos | sin].
+struct HighProduct {
+  std::uint64_t owner = 0, high = 0;
+  std::vector<double, Eigen::aligned_allocator<double>> values;
+};
+inline HighProduct& high_product() noexcept {
+  static thread_local HighProduct kept;
+  return kept;
+}
+
 class AngleSum {
  public:
   static constexpr unsigned kDigitBits = 7, kLevels = 8;
@@ -77,7 +96,7 @@ class AngleSum {
 
   // The levels for θ (at most kMaxWidth / 2 pairs); level 0 times `scale`.
   ROPE_DETAIL_COLD AngleSum(Layout layout, const std::vector<double>& theta, double scale)
-      : layout_(layout), half_(theta.size()), entries_(kRows * 2 * theta.size()) {
+      : layout_(layout), half_(theta.size()), id_(next_id()), entries_(kRows * 2 * theta.size()) {
     for (unsigned level = 0; level < kLevels; ++level) {
       for (std::uint64_t digit = level == 0 ? 0 : 1; digit < kRadix; ++digit) {
         const double k =
@@ -98,20 +117,26 @@ class AngleSum {
   std::size_t bytes() const noexcept { return entries_.size() * sizeof(double); }
 
   // Writes the row of position m (m < 2^56): 2·half values of T (float or double) in the
-  // layout's order.
+  // layout's order. Forms and keeps H in the calling thread's HighProduct when m's higher digits
+  // are not those of the H it keeps.
   template <class T>
-  ROPE_DETAIL_NOINLINE void row(std::uint64_t m, T* out) const noexcept {
-    const double* factor[kLevels];
-    factor[0] = entries_.data() + index(0, m & (kRadix - 1));
-    unsigned n = 1;
-    for (unsigned level = 1; (m >>= kDigitBits) != 0; ++level) {
-      const std::uint64_t digit = m & (kRadix - 1);
-      if (digit != 0) factor[n++] = entries_.data() + index(level, digit);
+  ROPE_DETAIL_NOINLINE void row(std::uint64_t m, T* out) const {
+    const double* low = entries_.data() + index(0, m & (kRadix - 1));
+    const std::uint64_t high = m >> kDigitBits;
+    const double* h = nullptr;
+    if (high != 0) {
+      HighProduct& kept = high_product();
+      if (kept.owner != id_ || kept.high != high) {
+        form_high(high, kept.values);
+        kept.owner = id_;
+        kept.high = high;
+      }
+      h = kept.values.data();
     }
     if (layout_ == Layout::interleaved) {
-      product<true, T>(factor, n, out);
+      product<true, T>(low, h, out);
     } else {
-      product<false, T>(factor, n, out);
+      product<false, T>(low, h, out);
     }
   }
 
@@ -123,24 +148,55 @@ class AngleSum {
     return row * 2 * half_;
   }
 
-  // (c, s) <- (c·c' − s·s', c·s' + s·c') for each factor (c', s') past the first.
-  template <bool kInterleaved, class T>
-  void product(const double* const* factor, unsigned n, T* out) const noexcept {
+  // H = f_1 · f_2 · ... of the higher digits' factors (the non-zero digits of `high`, from level
+  // 1 up), into values ([cos | sin], 2·half doubles).
+  void form_high(std::uint64_t high,
+                 std::vector<double, Eigen::aligned_allocator<double>>& values) const {
+    const double* factor[kLevels];
+    unsigned n = 0;
+    for (unsigned level = 1; high != 0; ++level, high >>= kDigitBits) {
+      const std::uint64_t digit = high & (kRadix - 1);
+      if (digit != 0) factor[n++] = entries_.data() + index(level, digit);
+    }
+    const std::size_t half = half_;
+    values.resize(2 * half);
+    double* out = values.data();
     using P = simd::Packet<double>;
     constexpr std::size_t kStep = simd::kLanes<double>;
-    const std::size_t half = half_;
     std::size_t j = 0;
     for (; j + kStep <= half; j += kStep) {
       P c = simd::load<P>(factor[0] + j), s = simd::load<P>(factor[0] + half + j);
       for (unsigned i = 1; i < n; ++i) {
         multiply(c, s, simd::load<P>(factor[i] + j), simd::load<P>(factor[i] + half + j));
       }
+      simd::store(out + j, c);
+      simd::store(out + half + j, s);
+    }
+    for (; j < half; ++j) {
+      double c = factor[0][j], s = factor[0][half + j];
+      for (unsigned i = 1; i < n; ++i) multiply(c, s, factor[i][j], factor[i][half + j]);
+      out[j] = c;
+      out[half + j] = s;
+    }
+  }
+
+  // The row low · h (h = H, or nullptr: the factor 1), rounded once to T, in the layout's order.
+  template <bool kInterleaved, class T>
+  void product(const double* low, const double* h, T* out) const noexcept {
+    using P = simd::Packet<double>;
+    constexpr std::size_t kStep = simd::kLanes<double>;
+    const std::size_t half = half_;
+    std::size_t j = 0;
+    for (; j + kStep <= half; j += kStep) {
+      P c = simd::load<P>(low + j), s = simd::load<P>(low + half + j);
+      if (h != nullptr) multiply(c, s, simd::load<P>(h + j), simd::load<P>(h + half + j));
       if constexpr (kInterleaved && std::is_same_v<T, double>) {
         double cosines[kStep], sines[kStep];  // interleaved doubles: past the table only
         simd::store(cosines, c);
         simd::store(sines, s);
-        for (std::size_t k = 0; k < kStep; ++k)
+        for (std::size_t k = 0; k < kStep; ++k) {
           put_pair(layout_, half, j + k, cosines[k], sines[k], out);
+        }
       } else if constexpr (kInterleaved) {
         simd::store_interleaved(out + 2 * j, c, s);
       } else {
@@ -149,8 +205,8 @@ class AngleSum {
       }
     }
     for (; j < half; ++j) {
-      double c = factor[0][j], s = factor[0][half + j];
-      for (unsigned i = 1; i < n; ++i) multiply(c, s, factor[i][j], factor[i][half + j]);
+      double c = low[j], s = low[half + j];
+      if (h != nullptr) multiply(c, s, h[j], h[half + j]);
       put_pair(layout_, half, j, static_cast<T>(c), static_cast<T>(s), out);
     }
   }
@@ -166,8 +222,16 @@ class AngleSum {
     c = next_c;
   }
 
+  // A number no other AngleSum of the program has (copies share it with their contents), so
+  // that a thread's kept H is never taken for another's.
+  static std::uint64_t next_id() noexcept {
+    static std::atomic<std::uint64_t> next{1};
+    return next.fetch_add(1, std::memory_order_relaxed);
+  }
+
   Layout layout_ = Layout::half_split;
   std::size_t half_ = 0;
+  std::uint64_t id_ = 0;
   std::vector<double, Eigen::aligned_allocator<double>> entries_;
 };
 
