@@ -91,6 +91,16 @@ void row_alone(benchmark::State& state, rope::Layout layout, std::int64_t first)
   }
 }
 
+// Constructing a Rotary of head 128 with the default 4096-row table: the table's rows and the
+// angle sums' 1017 levels (float and double tables build them).
+template <class T>
+void construct(benchmark::State& state) {
+  for (auto _ : state) {
+    const rope::Rotary<T, kHeadSize> rot;
+    benchmark::DoNotOptimize(&rot);
+  }
+}
+
 template <class T>
 void register_type(const std::string& type) {
   struct Where {
@@ -129,6 +139,8 @@ int main(int argc, char** argv) {
                                    row_alone, layout, first);
     }
   }
+  benchmark::RegisterBenchmark("construct/float/d128", construct<float>);
+  benchmark::RegisterBenchmark("construct/double/d128", construct<double>);
   register_type<float>("float");
   register_type<Eigen::half>("half");
   benchmark::Initialize(&argc, argv);
