@@ -1,4 +1,5 @@
-// Rows of float cos and sin at any position from eight small tables, by angle addition.
+// Rows of cos and sin (float, or double past a double table) at any position from eight small
+// tables, by angle addition.
 //
 // Write the position in base 128, m = Σ_l d_l·128^l with digits d_l < 128 (eight digits reach
 // 2^56 > kMaxPosition). Then, for each pair j,
@@ -8,8 +9,8 @@
 // a product of one entry of level 0 (every digit, 0 included, times the attention factor) and
 // one entry of each higher level whose digit is not 0 (d = 1 .. 127; digit 0 is the factor 1).
 // Each entry is cos and sin of the exact angle d·128^l·θ_j, rounded to double; the product is
-// taken in double and rounded once to float. The error of an entry against the exact angle does
-// not grow with m, unlike one double product m·θ_j (docs/numerics.md has the bound).
+// taken in double and rounded once to the row's type. The error of an entry against the exact angle
+// does not grow with m, unlike one double product m·θ_j (docs/numerics.md has the bound).
 //
 // The entries are stored as the rows of a half_split table, [c_0 .. c_{h−1} | s_0 .. s_{h−1}],
 // whatever the layout: a complex product of split halves takes four multiplies per pair and no
