@@ -185,3 +185,79 @@ TEST_CASE("Table: rows past the table do not depend on the rows asked before, in
   REQUIRE(thread_a == first_a);
   REQUIRE(thread_b == first_b);
 }
+
+TEST_CASE("Rotary: a row kept from an earlier call is the row of the position asked",
+          "[beyond][kept]") {
+  // Each thread keeps the last rows it formed past a table, up to 512 of them, consecutive
+  // positions in consecutive slots (detail/kept_rows.hpp). Calls of three tables in turn (two of
+  // head 128 with other frequencies and layouts, one of head 64, asked first by a new thread), at
+  // repeated positions, at positions 512 apart in one call (one slot for any number of slots up to
+  // 512) and over more positions than slots, from two threads: each must equal the call of a
+  // table that holds its rows (a float table's rows past its end are its own rows' bits).
+  struct Case {
+    rope::Options options;
+    rope::Rotary<float> small, large;
+    explicit Case(rope::Options o)
+        : options(o), small(with_rows(o, 16)), large(with_rows(o, 5000)) {}
+    static rope::Options with_rows(rope::Options o, std::size_t rows) {
+      o.max_positions = rows;
+      return o;
+    }
+  };
+  Case a(rope::Options{128, 10000.0, rope::Layout::half_split, 0});
+  rope::Options ob{128, 500000.0, rope::Layout::interleaved, 0};
+  ob.scaling = rope::Yarn{8.0, 2048};
+  Case b(ob);
+  Case c(rope::Options{64, 10000.0, rope::Layout::half_split, 0});
+  const std::size_t heads = 3;
+  std::mt19937_64 rng(907);
+  const auto check = [&](const Case& k, const std::vector<std::int64_t>& positions) {
+    const std::size_t tokens = positions.size(), d = k.options.head_size;
+    const std::vector<float> input = rope_test::random_vector<float>(tokens * heads * d, rng);
+    std::vector<float> kept = input, held = input;
+    k.small.apply(kept.data(), tokens, heads, positions.data());
+    k.large.apply(held.data(), tokens, heads, positions.data());
+    return kept == held;
+  };
+  std::vector<std::int64_t> run(600);
+  for (std::size_t t = 0; t < run.size(); ++t) run[t] = 4000 + static_cast<std::int64_t>(t);
+  const std::vector<std::vector<std::int64_t>> calls = {
+      {100}, {100}, {612}, {100, 612, 1124, 100}, {4999, 4487}, run, run, {4001}};
+  const auto turns = [&]() {
+    bool all = true;
+    for (const std::vector<std::int64_t>& positions : calls) {
+      for (const Case* k : {&c, &a, &a, &b, &a, &c, &b}) all = check(*k, positions) && all;
+    }
+    return all;
+  };
+  REQUIRE(turns());
+  bool other_thread = false;
+  std::thread other([&] { other_thread = turns(); });
+  other.join();
+  REQUIRE(other_thread);
+}
+
+TEST_CASE("Rotary: a row kept for one table is never taken for another's", "[beyond][kept]") {
+  // Tables whose numbers are equal modulo the slots (512 at most) put a row of one position in
+  // one slot: 1024 tables of head 4, the first 512 of base 10^4 and the others of base 5·10^5,
+  // each asked for position 1000 in turn, so that table i + 512 finds table i's row in its slot.
+  const auto options = [](double base, std::size_t rows) {
+    return rope::Options{4, base, rope::Layout::half_split, rows};
+  };
+  std::vector<rope::Rotary<float>> tables;
+  for (std::size_t i = 0; i < 1024; ++i) tables.emplace_back(options(i < 512 ? 1e4 : 5e5, 1));
+  const rope::Rotary<float> held_low(options(1e4, 1001)), held_high(options(5e5, 1001));
+  const std::int64_t position = 1000;
+  const auto rotated = [&](const rope::Rotary<float>& rot) {
+    std::vector<float> x = {0.75f, -0.5f, 0.25f, 1.0f};
+    rot.apply(x.data(), 1, 1, &position);
+    return x;
+  };
+  const std::vector<float> low = rotated(held_low), high = rotated(held_high);
+  REQUIRE(low != high);
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < tables.size(); ++i) {
+    if (rotated(tables[i]) != (i < 512 ? low : high)) ++wrong;
+  }
+  REQUIRE(wrong == 0);
+}

@@ -23,8 +23,9 @@ struct Options {
   Layout layout = Layout::half_split;
   /// Positions 0 .. max_positions-1 get a precomputed table row (rotary_dim values of
   /// Rotary::Compute each: float, or double for Rotary<double>).
-  /// A larger position gets its row computed on the fly, bit for bit the table's row, at the
-  /// cost of its sines and cosines per token (docs/performance.md).
+  /// A larger position gets its row formed from the angle sums, bit for bit the table's row
+  /// (float), and kept by the calling thread for the next calls at that position: a tuning
+  /// knob, not the context length (docs/api.md, Rotary's constructor).
   std::size_t max_positions = 4096;
   /// How θ_j is stretched for long contexts (Linear, Yarn, Llama3, ...; see frequencies.hpp).
   Scaling scaling = Unscaled{};

@@ -15,11 +15,16 @@
 #include <Eigen/Core>
 
 #include <rope/detail/angle_sum.hpp>
+#include <rope/detail/kept_rows.hpp>
 #include <rope/layout.hpp>
 #include <rope/positions.hpp>
 
 namespace rope {
 inline namespace ROPE_DETAIL_ISA {
+namespace detail {
+template <class C>
+struct RowsOfTable;
+}  // namespace detail
 
 /// cos(m·θ_j) and sin(m·θ_j) for the positions m in [0, positions), stored as T.
 ///
@@ -54,7 +59,8 @@ class Table {
         positions_(positions),
         theta_(theta),
         scale_(scale),
-        angles_(angles) {
+        angles_(angles),
+        id_(detail::next_table_id()) {
     detail::check_layout(layout);
     detail::check_angles(angles);
     if (positions == 0) {
@@ -170,12 +176,21 @@ class Table {
  private:
   using Storage = std::vector<T, Eigen::aligned_allocator<T>>;
 
+  // The row of a position past the table as the walk reads it: the calling thread's kept row
+  // (detail/kept_rows.hpp), written by write_row() when the thread has not kept it.
+  friend struct detail::RowsOfTable<T>;
+  const T* kept_row(std::uint64_t position) const {
+    return detail::KeptRows<T>::row(id_, head_size_, position,
+                                    [&](T* row) { write_row(position, row); });
+  }
+
   Layout layout_;
   std::size_t head_size_;
   std::size_t positions_;
   std::vector<double> theta_;
   double scale_;
   Angles angles_;
+  std::uint64_t id_;  // detail::next_table_id(): the owner of the rows a thread keeps
   // Rows from angle sums: float and double tables of Angles::exact, at most kMaxWidth wide.
   static constexpr bool kAngleSums = std::is_same_v<T, float> || std::is_same_v<T, double>;
   detail::AngleSum sums_;

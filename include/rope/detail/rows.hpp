@@ -42,12 +42,20 @@ struct RowsOfTable {
   std::size_t axes;                          // of the Rotary
   const std::vector<std::uint8_t>* entries;  // axis of each row entry (entries_of)
 
-  // The table row of position m, or the row computed into scratch past the table.
-  const C* row_at(std::int64_t position, Scratch<C>& scratch) const {
+  // The table row of position m, or the row past the table that the calling thread keeps
+  // (detail/kept_rows.hpp).
+  const C* row_at(std::int64_t position) const {
     const auto m = static_cast<std::size_t>(position);
     if (m < table->positions()) return table->row(m);
-    return past_table(m, scratch.room(table->head_size()));
+    return past_table(m);
   }
+
+  ROPE_DETAIL_NOINLINE const C* past_table(std::size_t position) const {
+    return table->kept_row(position);
+  }
+
+  // A row past the table written into out (a multi-axis row's, whose coordinates may share a
+  // kept row's slot).
 
   ROPE_DETAIL_NOINLINE const C* past_table(std::size_t position, C* out) const {
     table->write_row(position, out);
@@ -59,7 +67,7 @@ struct RowsOfTable {
   ROPE_DETAIL_NOINLINE const C* mixed_row(const std::int64_t* p, Scratch<C>& scratch) const {
     bool same = true;
     for (std::size_t a = 0; a < axes; ++a) same = same && p[a] == p[0];
-    if (same) return row_at(p[0], scratch);
+    if (same) return row_at(p[0]);
     // Row `axes` of scratch is the result; rows 0 .. axes-1 hold the rows computed past the table.
     const std::size_t width = table->head_size();
     C* const rows = scratch.room((axes + 1) * width);
@@ -90,7 +98,7 @@ struct TableRows {
   std::size_t sequence;  // tokens per sequence of the call's views
 
   const C* row(std::size_t t, Scratch<C>& scratch) const {
-    if (positions->axes() == 1) return rows.row_at(positions->at(t, 0, sequence), scratch);
+    if (positions->axes() == 1) return rows.row_at(positions->at(t, 0, sequence));
     std::int64_t p[Axes::kMaxAxes];
     for (std::size_t a = 0; a < rows.axes; ++a) p[a] = positions->at(t, a, sequence);
     return rows.mixed_row(p, scratch);
