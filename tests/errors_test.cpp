@@ -892,6 +892,38 @@ TEST_CASE("E45: axial RoPE whose pairs do not split into equal blocks", "[errors
                   {"splits 32 pairs into 3 equal blocks", "not a multiple of 3"});
 }
 
+TEST_CASE(
+    "E94: blocks of odd or zero width, not adding up to the rotary dimension, or bases "
+    "not one per block",
+    "[errors][E94]") {
+  require_invalid(
+      [] {
+        Dynamic r(with_axes(rope::Axes::blocks({16, 55, 57}), 128));
+      },
+      {"block 1 is 55 coordinates wide", "even width from 2 to the rotary dimension 128"});
+  require_invalid(
+      [] {
+        Dynamic r(with_axes(rope::Axes::blocks({0, 64}), 64));
+      },
+      {"block 0 is 0 coordinates wide"});
+  require_invalid(
+      [] {
+        Dynamic r(with_axes(rope::Axes::blocks({16, 56, 48}), 128));
+      },
+      {"the blocks add up to 120 coordinates but the rotary dimension has 128"});
+  require_invalid(
+      [] {
+        Dynamic r(with_axes(rope::Axes::blocks({16, 56, 56}, {1e4, 2e3}), 128));
+      },
+      {"2 bases for 3 blocks"});
+  // A block's base is checked as Options::base is (E06).
+  require_invalid(
+      [] {
+        Dynamic r(with_axes(rope::Axes::blocks({64, 64}, {1e4, -1.0}), 128));
+      },
+      {"base -1 must be a finite number > 0"});
+}
+
 TEST_CASE("E46: a custom map of the wrong size or with an axis or theta out of range",
           "[errors][E46]") {
   require_invalid(

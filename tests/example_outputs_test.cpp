@@ -179,7 +179,7 @@ TEST_CASE("multimodal.svg draws each model's pairs with the axes of its rule", "
       axes.push_back(svg[c + axis.size()] - '0');
     }
   }
-  REQUIRE(strips.size() == 5);
+  REQUIRE(strips.size() == 7);
   const auto count = [](const std::vector<int>& axes, int a) {
     return std::count(axes.begin(), axes.end(), a);
   };
@@ -201,4 +201,11 @@ TEST_CASE("multimodal.svg draws each model's pairs with the axes of its rule", "
     REQUIRE(count(axial, 0) == count(axial, 1));
     REQUIRE(count(axial, 0) + count(axial, 1) == std::ptrdiff_t(axial.size()));
   }
+  // Blocks per axis, in order: Flux.1's 8, 28 and 28 pairs, Wan's 22, 21 and 21.
+  const std::vector<int>& flux = strips.at("Flux.1 {16, 56, 56}: θ restarts");
+  REQUIRE(std::is_sorted(flux.begin(), flux.end()));
+  REQUIRE((count(flux, 0) == 8 && count(flux, 1) == 28 && count(flux, 2) == 28));
+  const std::vector<int>& wan = strips.at("Wan {44, 42, 42}: θ restarts");
+  REQUIRE(std::is_sorted(wan.begin(), wan.end()));
+  REQUIRE((count(wan, 0) == 22 && count(wan, 1) == 21 && count(wan, 2) == 21));
 }

@@ -60,6 +60,21 @@ class Axes {
   /// θ_j = base^(−2j/(rotary_dim/count)). A scaling scheme applies to each block alone.
   static Axes axial(std::size_t count = 2) { return Axes(Kind::axial, count); }
 
+  /// Blocks of unequal width, one per axis, each an ordinary RoPE of its own (the image and video
+  /// diffusion transformers: Flux.1 and HunyuanVideo {16, 56, 56}, Flux.2 {32, 32, 32, 32}, Wan
+  /// {d − 4⌊d/6⌋, 2⌊d/6⌋, 2⌊d/6⌋}): block a is the next widths[a] rotated coordinates, takes
+  /// axis a, and θ restarts in it as for a head of widths[a] coordinates,
+  /// θ_j = base_a^(−2j/widths[a]), base_a = bases[a] (Options::base for every block when bases
+  /// is empty). The widths (even, > 0) must add up to rotary_dim; a scaling scheme applies to each
+  /// block alone (its attention factor does not depend on the width). docs/multimodal.md has each
+  /// model's call.
+  static Axes blocks(std::vector<std::size_t> widths, std::vector<double> bases = {}) {
+    Axes axes(Kind::blocks, widths.size());
+    axes.section_ = std::move(widths);
+    axes.bases_ = std::move(bases);
+    return axes;
+  }
+
   /// Any map: pair i takes axis axis_of_pair[i] < count and θ_{theta_index[i]} of the whole
   /// rotary dimension (an empty theta_index means θ_i). Pixtral's vision RoPE: axis 0 (row) for
   /// the first half of the pairs with θ_0, θ_2, θ_4, ..., axis 1 (column) for the second half with
@@ -134,6 +149,32 @@ class Axes {
         }
         for (std::size_t i = 0; i < pairs; ++i) axis[i] = std::uint8_t(i / (pairs / count_));
         break;
+      case Kind::blocks: {
+        std::size_t sum = 0;
+        for (std::size_t a = 0; a < count_; ++a) {
+          const std::size_t width = section_[a];
+          if (width == 0 || width % 2 != 0 || width > 2 * pairs) {
+            detail::invalid(
+                "rope: block %zu is %zu coordinates wide; a block needs an even width from 2 to "
+                "the rotary dimension %zu",
+                a, width, 2 * pairs);
+          }
+          for (std::size_t k = 0; k < width / 2 && sum + k < pairs; ++k) {
+            axis[sum + k] = std::uint8_t(a);
+          }
+          sum += width / 2;
+        }
+        if (sum != pairs) {
+          detail::invalid(
+              "rope: the blocks add up to %zu coordinates but the rotary dimension has %zu",
+              2 * sum, 2 * pairs);
+        }
+        if (!bases_.empty() && bases_.size() != count_) {
+          detail::invalid("rope: %zu bases for %zu blocks: give one base per block, or none",
+                          bases_.size(), count_);
+        }
+        break;
+      }
       case Kind::custom:
         if (axis_of_pair_.size() != pairs) {
           detail::invalid(
@@ -159,6 +200,16 @@ class Axes {
                                            Angles angles) const {
     const std::size_t pairs = rotary_dim / 2;
     axis_of_pairs(pairs);  // the map's checks
+    if (kind_ == Kind::blocks) {
+      Frequencies all{{}, 1.0};
+      for (std::size_t a = 0; a < count_; ++a) {
+        const Frequencies block = rope::frequencies(section_[a], bases_.empty() ? base : bases_[a],
+                                                    scaling, sequence_length, angles);
+        if (a == 0) all.attention_factor = block.attention_factor;  // every block's
+        all.theta.insert(all.theta.end(), block.theta.begin(), block.theta.end());
+      }
+      return all;
+    }
     if (kind_ != Kind::axial) {
       Frequencies all = rope::frequencies(rotary_dim, base, scaling, sequence_length, angles);
       if (kind_ != Kind::custom || theta_index_.empty()) return all;
@@ -187,7 +238,7 @@ class Axes {
   }
 
  private:
-  enum class Kind { single, sections, interleaved, axial, custom };
+  enum class Kind { single, sections, interleaved, axial, blocks, custom };
 
   Axes(Kind kind, std::size_t count) : kind_(kind), count_(count) {}
 
@@ -199,7 +250,8 @@ class Axes {
 
   Kind kind_ = Kind::single;
   std::size_t count_ = 1;
-  std::vector<std::size_t> section_{};
+  std::vector<std::size_t> section_{};  // or the blocks' widths
+  std::vector<double> bases_{};         // of the blocks
   std::vector<std::uint8_t> axis_of_pair_{};
   std::vector<std::size_t> theta_index_{};
 };

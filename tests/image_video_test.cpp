@@ -1,0 +1,248 @@
+// Image and video diffusion transformers' RoPE (Axes::blocks): Flux.1, Flux.2, HunyuanVideo and
+// Wan 2.x, configured as docs/multimodal.md writes them, on their own grids of latent patches,
+// against float64 transcriptions of each model's rule:
+//
+//  - diffusers' FluxPosEmbed (Flux.1, Flux.2) and HunyuanVideo's rotary embedding: per axis i a
+//    block of axes_dim[i] coordinates, frequencies 1 / theta^(k / axes_dim[i]) for k = 0, 2, ...,
+//    angles pos_i · freq, cos and sin each repeated twice (adjacent pairs), then
+//    x·cos + rotate(x)·sin with rotate(x) = (−x1, x0, −x3, x2, ...);
+//  - Wan's rope_apply: adjacent pairs as complex numbers, multiplied by e^{i·angle}, the head's
+//    c = d/2 pairs split c − 2⌊c/3⌋, ⌊c/3⌋, ⌊c/3⌋ between frame, row and column, each part's
+//    frequencies from rope_params of its own width (d − 4⌊d/6⌋, 2⌊d/6⌋, 2⌊d/6⌋).
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+#include <catch2/catch.hpp>
+
+#include <rope/rope.hpp>
+
+#include "support.hpp"
+
+namespace {
+
+using Ids = std::vector<std::array<std::int64_t, 4>>;  // a token's coordinates; unused ones 0
+
+// Flux's and HunyuanVideo's rule for one head, in float64.
+std::vector<double> concatenated_axes(const std::vector<double>& x,
+                                      const std::array<std::int64_t, 4>& id,
+                                      const std::vector<std::size_t>& axes_dim, double theta) {
+  std::vector<double> out(x.size());
+  std::size_t first = 0;
+  for (std::size_t i = 0; i < axes_dim.size(); ++i) {
+    const std::size_t dim = axes_dim[i];
+    for (std::size_t k = 0; k < dim; k += 2) {
+      const double freq = 1.0 / std::pow(theta, double(k) / double(dim));
+      const double angle = double(id[i]) * freq;
+      const double c = std::cos(angle), s = std::sin(angle);
+      const std::size_t e = first + k;  // the pair (e, e + 1)
+      out[e] = x[e] * c + (-x[e + 1]) * s;
+      out[e + 1] = x[e + 1] * c + x[e] * s;
+    }
+    first += dim;
+  }
+  return out;
+}
+
+// Wan's rule for one head, in float64, as complex products.
+std::vector<double> wan_head(const std::vector<double>& x, const std::array<std::int64_t, 4>& id,
+                             double theta) {
+  const std::size_t d = x.size(), c = d / 2;
+  const std::size_t dims[3] = {d - 4 * (d / 6), 2 * (d / 6), 2 * (d / 6)};
+  const std::size_t parts[3] = {c - 2 * (c / 3), c / 3, c / 3};
+  std::vector<double> out(d);
+  std::size_t pair = 0;
+  for (std::size_t a = 0; a < 3; ++a) {
+    for (std::size_t k = 0; k < parts[a]; ++k, ++pair) {
+      const double freq = 1.0 / std::pow(theta, double(2 * k) / double(dims[a]));
+      const std::complex<double> z = std::complex<double>(x[2 * pair], x[2 * pair + 1]) *
+                                     std::polar(1.0, double(id[a]) * freq);
+      out[2 * pair] = z.real();
+      out[2 * pair + 1] = z.imag();
+    }
+  }
+  return out;
+}
+
+struct Model {
+  std::string name;
+  rope::Options options;  // as docs/multimodal.md writes it
+  std::size_t axes;
+  Ids ids;
+  std::function<std::vector<double>(const std::vector<double>&, const std::array<std::int64_t, 4>&)>
+      reference;
+  double base;  // the largest base: the angle's error in support.hpp's bound grows with ln(base)
+};
+
+// Flux.1's ids: text tokens at (0, 0, 0), then the packed latent's patches at (0, row, column).
+Ids flux_ids(std::size_t text, std::size_t rows, std::size_t columns) {
+  Ids ids(text, {0, 0, 0, 0});
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t c = 0; c < columns; ++c)
+      ids.push_back({0, std::int64_t(r), std::int64_t(c), 0});
+  }
+  return ids;
+}
+
+// A video's patches, frame by frame, row by row: (frame, row, column).
+Ids video_ids(std::size_t frames, std::size_t rows, std::size_t columns) {
+  Ids ids;
+  for (std::size_t f = 0; f < frames; ++f) {
+    for (std::size_t r = 0; r < rows; ++r) {
+      for (std::size_t c = 0; c < columns; ++c) {
+        ids.push_back({std::int64_t(f), std::int64_t(r), std::int64_t(c), 0});
+      }
+    }
+  }
+  return ids;
+}
+
+rope::Options interleaved(std::size_t head_size, double base, rope::Axes axes) {
+  rope::Options o;
+  o.head_size = head_size;
+  o.base = base;
+  o.layout = rope::Layout::interleaved;
+  o.axes = std::move(axes);
+  return o;
+}
+
+std::vector<Model> models() {
+  std::vector<Model> all;
+  // Flux.1 [dev]: heads of 128, axes_dim [16, 56, 56], theta 10000; a 1024 × 1024 image is a
+  // 64 × 64 grid of packed latent patches after 512 text tokens (here 16).
+  {
+    const std::vector<std::size_t> dims = {16, 56, 56};
+    all.push_back({"Flux.1", interleaved(128, 10000.0, rope::Axes::blocks(dims)), 3,
+                   flux_ids(16, 64, 64),
+                   [=](const std::vector<double>& x, const std::array<std::int64_t, 4>& id) {
+                     return concatenated_axes(x, id, dims, 10000.0);
+                   },
+                   10000.0});
+  }
+  // Flux.2: axes_dims_rope [32, 32, 32, 32], theta 2000, ids (t, h, w, l): text tokens at
+  // (0, 0, 0, l), the image's patches at (0, h, w, 0), a reference image's at (10, h, w, 0).
+  {
+    const std::vector<std::size_t> dims = {32, 32, 32, 32};
+    Ids ids;
+    for (std::int64_t l = 0; l < 24; ++l) ids.push_back({0, 0, 0, l});
+    for (const auto& id : flux_ids(0, 32, 48)) ids.push_back(id);
+    for (auto id : flux_ids(0, 16, 16)) {
+      id[0] = 10;
+      ids.push_back(id);
+    }
+    all.push_back({"Flux.2", interleaved(128, 2000.0, rope::Axes::blocks(dims)), 4, ids,
+                   [=](const std::vector<double>& x, const std::array<std::int64_t, 4>& id) {
+                     return concatenated_axes(x, id, dims, 2000.0);
+                   },
+                   2000.0});
+  }
+  // HunyuanVideo: heads of 128, rope_axes_dim [16, 56, 56], theta 256; 720p, 33 frames is a
+  // 9 × 45 × 80 latent grid; here 5 × 18 × 32.
+  {
+    const std::vector<std::size_t> dims = {16, 56, 56};
+    all.push_back({"HunyuanVideo", interleaved(128, 256.0, rope::Axes::blocks(dims)), 3,
+                   video_ids(5, 18, 32),
+                   [=](const std::vector<double>& x, const std::array<std::int64_t, 4>& id) {
+                     return concatenated_axes(x, id, dims, 256.0);
+                   },
+                   256.0});
+  }
+  // Wan 2.1 / 2.2: heads of 128 (d − 4⌊d/6⌋ = 44, 2⌊d/6⌋ = 42), theta 10000; 480p, 81 frames
+  // is a 21 × 30 × 52 grid; here 4 × 15 × 26.
+  all.push_back({"Wan", interleaved(128, 10000.0, rope::Axes::blocks({44, 42, 42})), 3,
+                 video_ids(4, 15, 26),
+                 [](const std::vector<double>& x, const std::array<std::int64_t, 4>& id) {
+                   return wan_head(x, id, 10000.0);
+                 },
+                 10000.0});
+  return all;
+}
+
+template <class T>
+void require_model(const Model& m, const rope::Rotary<T>& rot, std::mt19937_64& rng) {
+  const std::size_t d = m.options.head_size, heads = 2, tokens = m.ids.size();
+  std::vector<std::int64_t> coordinates;  // [tokens][axes]
+  for (const auto& id : m.ids)
+    coordinates.insert(coordinates.end(), id.begin(), id.begin() + m.axes);
+  const std::vector<T> input = rope_test::random_vector<T>(tokens * heads * d, rng);
+  std::vector<T> x = input;
+  rot.apply(x.data(), tokens, heads, rope::Positions::token_major(coordinates.data(), m.axes));
+  rope_test::WorstCoordinate worst;
+  for (std::size_t t = 0; t < tokens; ++t) {
+    double largest = 0;
+    for (std::size_t a = 0; a < m.axes; ++a) largest = std::max(largest, double(m.ids[t][a]));
+    for (std::size_t h = 0; h < heads; ++h) {
+      const T* in = input.data() + (t * heads + h) * d;
+      const T* out = x.data() + (t * heads + h) * d;
+      const std::vector<double> expected = m.reference(std::vector<double>(in, in + d), m.ids[t]);
+      for (std::size_t i = 0; i < d; ++i) {
+        const double pair_abs = std::abs(double(in[i])) + std::abs(double(in[i ^ 1]));
+        const double bound = rope_test::output_bound<T>(pair_abs, largest, expected[i], m.base);
+        worst.note(std::abs(double(out[i]) - expected[i]), bound, [&](std::ostream& s) {
+          s << "token " << t << " head " << h << " coordinate " << i << ": got " << double(out[i])
+            << ", reference " << expected[i] << ", bound " << bound;
+        });
+      }
+    }
+  }
+  INFO(m.name << " (" << tokens << " tokens); worst coordinate: " << worst.where());
+  REQUIRE(worst.ratio() <= 1.0);
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("Axes::blocks: Flux.1, Flux.2, HunyuanVideo and Wan against their own rules",
+                   "[multi_axis][blocks]", float, double, Eigen::half, Eigen::bfloat16) {
+  std::mt19937_64 rng(4100 + sizeof(TestType));
+  for (const Model& m : models()) {
+    // The default table, and one of 20 rows: the larger coordinates' rows are then computed.
+    rope::Options small = m.options;
+    small.max_positions = 20;
+    for (const rope::Options& o : {m.options, small}) {
+      INFO(m.name << ", max_positions " << o.max_positions);
+      require_model<TestType>(m, rope::Rotary<TestType>(o), rng);
+    }
+  }
+}
+
+TEST_CASE("Axes::blocks: per-block bases, and a block's θ as an ordinary RoPE of its width",
+          "[multi_axis][blocks]") {
+  // Two blocks with their own bases: θ of block a is inverse_frequencies(width_a, base_a).
+  rope::Options o = interleaved(48, 10000.0, rope::Axes::blocks({16, 32}, {100.0, 5e5}));
+  const rope::Rotary<double> rot(o);
+  std::vector<double> expected = rope::inverse_frequencies(16, 100.0);
+  const std::vector<double> second = rope::inverse_frequencies(32, 5e5);
+  expected.insert(expected.end(), second.begin(), second.end());
+  REQUIRE(rot.inverse_frequencies() == expected);
+  // A token whose coordinates are equal is rotated by its table row (the same bits as a
+  // one-axis call of that row's θ), and the inverse undoes the forward call.
+  std::mt19937_64 rng(4200);
+  const std::vector<double> input = rope_test::random_vector<double>(3 * 48, rng);
+  const std::vector<std::int64_t> coordinates = {7, 7, 3, 9, 0, 0};
+  std::vector<double> x = input;
+  const rope::Positions p = rope::Positions::token_major(coordinates.data(), 2);
+  rot.apply(x.data(), 3, 1, p);
+  rope::Options one = o;
+  one.axes = rope::Axes();
+  one.scaling = rope::InverseFrequencies{expected};
+  const rope::Rotary<double> plain(one);
+  std::vector<double> y(input.begin(), input.begin() + 48);
+  const std::int64_t seven = 7;
+  plain.apply(y.data(), 1, 1, &seven);
+  REQUIRE(std::vector<double>(x.begin(), x.begin() + 48) == y);
+  rot.apply(x.data(), 3, 1, p, rope::Direction::inverse);
+  // Each call is within coordinate_bound of the exact rotation; the second's input pair is the
+  // first's output (|a'| + |b'| ≤ √2·(|a| + |b|)) and the first's error is rotated, not grown.
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double pair_abs = std::abs(input[i]) + std::abs(input[i ^ 1]);
+    REQUIRE(std::abs(x[i] - input[i]) <= 3 * rope_test::coordinate_bound<double>(pair_abs, 9, 5e5));
+  }
+}
