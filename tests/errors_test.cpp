@@ -982,7 +982,24 @@ TEST_CASE("E48: a multi-axis coordinate outside [0, 2^53 - 1], or null positions
   const auto* none = static_cast<const std::int64_t*>(nullptr);
   require_invalid([&] { mrope8.apply(b.x.data(), 2, 3, rope::Positions::token_major(none, 3)); },
                   {"positions is a null pointer"});
+  // Signed coordinates (Axes::with_signed_coordinates) reach −(2^53 − 1), no further.
+  const rope::Rotary<float, 8> signed8(
+      with_axes(rope::Axes::sections({1, 1, 2}).with_signed_coordinates()));
+  const std::int64_t below[] = {0, -5, 3, 1, 1 - (std::int64_t{1} << 53) - 1, 1};
+  require_out_of_range(
+      [&] { signed8.apply(b.x.data(), 2, 3, rope::Positions::token_major(below, 3)); },
+      {"coordinate 1 of token 1, -9007199254740992,", "[-(2^53 - 1), 2^53 - 1"});
   REQUIRE(b.untouched());
+  const std::int64_t lowest[] = {0, -5, 3, 1, 1 - (std::int64_t{1} << 53), 1};
+  REQUIRE_NOTHROW(signed8.apply(b.x.data(), 2, 3, rope::Positions::token_major(lowest, 3)));
+}
+
+TEST_CASE("E95: a CachedRotary with signed coordinates", "[errors][E95]") {
+  rope::CosSinOptions options;
+  options.head_size = 8;
+  options.axes = rope::Axes::sections({1, 1, 2}).with_signed_coordinates();
+  require_invalid([&] { const rope::CachedRotary<float> cached(options); },
+                  {"CachedRotary reads cache rows by position", "need a Rotary"});
 }
 
 TEST_CASE("E49: an empty image or video, or a video interval that is not > 0", "[errors][E49]") {

@@ -1,6 +1,6 @@
-// Image and video diffusion transformers' RoPE (Axes::blocks): Flux.1, Flux.2, HunyuanVideo and
-// Wan 2.x, configured as docs/multimodal.md writes them, on their own grids of latent patches,
-// against float64 transcriptions of each model's rule:
+// Image and video diffusion transformers' RoPE (Axes::blocks): Flux.1, Flux.2, HunyuanVideo,
+// Qwen-Image (signed coordinates) and Wan 2.x, configured as docs/multimodal.md writes them, on
+// their own grids of latent patches, against float64 transcriptions of each model's rule:
 //
 //  - diffusers' FluxPosEmbed (Flux.1, Flux.2) and HunyuanVideo's rotary embedding: per axis i a
 //    block of axes_dim[i] coordinates, frequencies 1 / theta^(k / axes_dim[i]) for k = 0, 2, ...,
@@ -70,6 +70,46 @@ std::vector<double> wan_head(const std::vector<double>& x, const std::array<std:
     }
   }
   return out;
+}
+
+// Qwen-Image's rule (diffusers' QwenEmbedRope with scale_rope, and apply_rotary_emb_qwen's
+// complex products) for one head, in float64: per axis a block of axes_dim[a] coordinates,
+// frequencies 1 / theta^(k / axes_dim[a]) for k = 0, 2, ..., the pair times e^{i·pos_a·freq};
+// pos_a may be negative (the rows of its neg_freqs).
+std::vector<double> qwen_image_head(const std::vector<double>& x,
+                                    const std::array<std::int64_t, 4>& id,
+                                    const std::vector<std::size_t>& axes_dim, double theta) {
+  std::vector<double> out(x.size());
+  std::size_t pair = 0;
+  for (std::size_t a = 0; a < axes_dim.size(); ++a) {
+    for (std::size_t k = 0; k < axes_dim[a]; k += 2, ++pair) {
+      const double freq = 1.0 / std::pow(theta, double(k) / double(axes_dim[a]));
+      const std::complex<double> z = std::complex<double>(x[2 * pair], x[2 * pair + 1]) *
+                                     std::polar(1.0, double(id[a]) * freq);
+      out[2 * pair] = z.real();
+      out[2 * pair + 1] = z.imag();
+    }
+  }
+  return out;
+}
+
+// Qwen-Image's ids with scale_rope: image i's patches at (i, row, column), rows
+// −(h − ⌊h/2⌋) .. ⌊h/2⌋ − 1 and columns likewise (centred on 0); then the text tokens at
+// (M + t, M + t, M + t), M = the largest ⌊h/2⌋ or ⌊w/2⌋ of the images.
+Ids qwen_image_ids(const std::vector<std::array<std::int64_t, 2>>& images, std::int64_t text) {
+  Ids ids;
+  std::int64_t most = 0;
+  for (std::size_t i = 0; i < images.size(); ++i) {
+    const std::int64_t h = images[i][0], w = images[i][1];
+    for (std::int64_t r = 0; r < h; ++r) {
+      for (std::int64_t c = 0; c < w; ++c) {
+        ids.push_back({std::int64_t(i), r - (h - h / 2), c - (w - w / 2), 0});
+      }
+    }
+    most = std::max({most, h / 2, w / 2});
+  }
+  for (std::int64_t t = 0; t < text; ++t) ids.push_back({most + t, most + t, most + t, 0});
+  return ids;
 }
 
 struct Model {
@@ -155,6 +195,18 @@ std::vector<Model> models() {
                    },
                    256.0});
   }
+  // Qwen-Image (and Qwen-Image-Edit's second image at frame 1): heads of 128, axes_dims_rope
+  // [16, 56, 56], theta 10000, scale_rope; a 1328 × 1328 image is an 83 × 83 grid.
+  {
+    const std::vector<std::size_t> dims = {16, 56, 56};
+    all.push_back({"Qwen-Image",
+                   interleaved(128, 10000.0, rope::Axes::blocks(dims).with_signed_coordinates()), 3,
+                   qwen_image_ids({{83, 64}, {40, 31}}, 20),
+                   [=](const std::vector<double>& x, const std::array<std::int64_t, 4>& id) {
+                     return qwen_image_head(x, id, dims, 10000.0);
+                   },
+                   10000.0});
+  }
   // Wan 2.1 / 2.2: heads of 128 (d − 4⌊d/6⌋ = 44, 2⌊d/6⌋ = 42), theta 10000; 480p, 81 frames
   // is a 21 × 30 × 52 grid; here 4 × 15 × 26.
   all.push_back({"Wan", interleaved(128, 10000.0, rope::Axes::blocks({44, 42, 42})), 3,
@@ -178,7 +230,9 @@ void require_model(const Model& m, const rope::Rotary<T>& rot, std::mt19937_64& 
   rope_test::WorstCoordinate worst;
   for (std::size_t t = 0; t < tokens; ++t) {
     double largest = 0;
-    for (std::size_t a = 0; a < m.axes; ++a) largest = std::max(largest, double(m.ids[t][a]));
+    for (std::size_t a = 0; a < m.axes; ++a) {
+      largest = std::max(largest, std::abs(double(m.ids[t][a])));
+    }
     for (std::size_t h = 0; h < heads; ++h) {
       const T* in = input.data() + (t * heads + h) * d;
       const T* out = x.data() + (t * heads + h) * d;
@@ -199,8 +253,10 @@ void require_model(const Model& m, const rope::Rotary<T>& rot, std::mt19937_64& 
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("Axes::blocks: Flux.1, Flux.2, HunyuanVideo and Wan against their own rules",
-                   "[multi_axis][blocks]", float, double, Eigen::half, Eigen::bfloat16) {
+TEMPLATE_TEST_CASE(
+    "Axes::blocks: Flux.1, Flux.2, HunyuanVideo, Qwen-Image and Wan against their "
+    "own rules",
+    "[multi_axis][blocks]", float, double, Eigen::half, Eigen::bfloat16) {
   std::mt19937_64 rng(4100 + sizeof(TestType));
   for (const Model& m : models()) {
     // The default table, and one of 20 rows: the larger coordinates' rows are then computed.
@@ -244,5 +300,41 @@ TEST_CASE("Axes::blocks: per-block bases, and a block's θ as an ordinary RoPE o
   for (std::size_t i = 0; i < x.size(); ++i) {
     const double pair_abs = std::abs(input[i]) + std::abs(input[i ^ 1]);
     REQUIRE(std::abs(x[i] - input[i]) <= 3 * rope_test::coordinate_bound<double>(pair_abs, 9, 5e5));
+  }
+}
+
+TEST_CASE("Axes::with_signed_coordinates: the row of −m is the row of m with its sines negated",
+          "[multi_axis][signed]") {
+  // Against the unsigned call at m with the pair's second coordinate negated on both sides:
+  // R(−φ)(a, b) = S·R(φ)·S(a, b), S = diag(1, −1), exactly in floating point (negation is exact).
+  for (const rope::Layout layout : {rope::Layout::interleaved, rope::Layout::half_split}) {
+    rope::Options o;
+    o.head_size = 64;
+    o.layout = layout;
+    o.max_positions = 30;  // 25 in the table, 4000 past it
+    o.axes = rope::Axes::blocks({32, 32}).with_signed_coordinates();
+    const rope::Rotary<float> rot(o);
+    std::mt19937_64 rng(4300);
+    const std::vector<float> input = rope_test::random_vector<float>(4 * 64, rng);
+    const std::vector<std::int64_t> negative = {-25, -4000, 0, -25, -25, -25, 4000, -4000};
+    const std::vector<std::int64_t> positive = {25, 4000, 0, 25, 25, 25, 4000, 4000};
+    const auto flip = [&](std::vector<float> v, const std::vector<std::int64_t>& coordinates) {
+      // negate the second coordinate of each pair whose axis coordinate is negative
+      for (std::size_t t = 0; t < 4; ++t) {
+        for (std::size_t j = 0; j < 32; ++j) {
+          const std::size_t axis = j < 16 ? 0 : 1;
+          if (coordinates[2 * t + axis] >= 0) continue;
+          const std::size_t second = layout == rope::Layout::interleaved ? 2 * j + 1 : 32 + j;
+          v[t * 64 + second] = -v[t * 64 + second];
+        }
+      }
+      return v;
+    };
+    std::vector<float> x = input;
+    rot.apply(x.data(), 4, 1, rope::Positions::token_major(negative.data(), 2));
+    std::vector<float> y = flip(input, negative);
+    rot.apply(y.data(), 4, 1, rope::Positions::token_major(positive.data(), 2));
+    INFO(rope::to_string(layout));
+    REQUIRE(x == flip(y, negative));
   }
 }

@@ -87,6 +87,19 @@ class Axes {
     return axes;
   }
 
+  /// The same map, whose multi-axis coordinates may be negative, down to −(2^53 − 1): Qwen-Image
+  /// centres an image's rows and columns on 0. The row of a coordinate −m is the row of m with
+  /// its sines negated (cos and sin of −m·θ), to the bit. A Rotary only: a CachedRotary's rows are
+  /// indexed by position and refuse such a map (E95).
+  Axes with_signed_coordinates() const {
+    Axes axes = *this;
+    axes.signed_ = true;
+    return axes;
+  }
+
+  /// Whether the coordinates may be negative (with_signed_coordinates()).
+  bool signed_coordinates() const noexcept { return signed_; }
+
   /// The number of coordinates per token.
   std::size_t count() const noexcept { return count_; }
 
@@ -252,6 +265,7 @@ class Axes {
   std::size_t count_ = 1;
   std::vector<std::size_t> section_{};  // or the blocks' widths
   std::vector<double> bases_{};         // of the blocks
+  bool signed_ = false;
   std::vector<std::uint8_t> axis_of_pair_{};
   std::vector<std::size_t> theta_index_{};
 };

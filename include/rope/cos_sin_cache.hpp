@@ -91,7 +91,13 @@ class CachedRotary {
         rotary_dim_((detail::check_layout(options.layout),
                      detail::checked_rotary_dim(options.head_size, options.rotary_dim,
                                                 options.rotary_offset))),
-        axis_of_pair_(options.axes.axis_of_pairs(rotary_dim_ / 2)) {}
+        axis_of_pair_(options.axes.axis_of_pairs(rotary_dim_ / 2)) {
+    if (options.axes.signed_coordinates()) {
+      detail::invalid(
+          "rope: a CachedRotary reads cache rows by position: signed coordinates "
+          "(Axes::with_signed_coordinates) need a Rotary");
+    }
+  }
 
   std::size_t head_size() const noexcept { return options_.head_size; }
   std::size_t rotary_dim() const noexcept { return rotary_dim_; }

@@ -496,14 +496,13 @@ ROPE_DETAIL_COLD inline void check_index_outside(const char* index, IndexBytes b
 
 // Checks the positions of tokens [range.first, range.last) of a call whose sequences have
 // `sequence` tokens, for a Rotary of `axes` axes: one coordinate per token, or `axes`; each in
-// [0, 2^53 − 1]. An empty range reads none.
+// [0, 2^53 − 1], or, for multi-axis coordinates of a Rotary with signed ones (`negative`), in
+// [−(2^53 − 1), 2^53 − 1]. An empty range reads none.
 // (coordinates false: only that the positions exist and have a usable number of axes; a
 // CachedRotary checks its row indices against its cache instead.)
-ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_positions(const Positions& positions,
-                                                                  TokenRange range,
-                                                                  std::size_t sequence,
-                                                                  std::size_t axes,
-                                                                  bool coordinates = true) {
+ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_positions(
+    const Positions& positions, TokenRange range, std::size_t sequence, std::size_t axes,
+    bool coordinates = true, bool negative = false) {
   if (range.first == range.last) return;
   if (positions.is_null()) invalid("rope: positions is a null pointer");
   if (positions.axes() == 0) invalid("rope: the positions have 0 coordinates per token");
@@ -544,10 +543,16 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_positions(const Position
     }
     return;
   }
+  const std::int64_t lowest = negative ? -kMaxPosition : 0;
   for (std::size_t t = range.first; t < range.last; ++t) {
     for (std::size_t a = 0; a < axes; ++a) {
       const std::int64_t p = positions.at(t, a, sequence);
-      if (p < 0 || p > kMaxPosition) {
+      if (p < lowest || p > kMaxPosition) {
+        if (negative) {
+          out_of_range(
+              "rope: coordinate %zu of token %zu, %lld, is outside [-(2^53 - 1), 2^53 - 1 = %lld]",
+              a, t, static_cast<long long>(p), static_cast<long long>(kMaxPosition));
+        }
         out_of_range("rope: coordinate %zu of token %zu, %lld, is outside [0, 2^53 - 1 = %lld]", a,
                      t, static_cast<long long>(p), static_cast<long long>(kMaxPosition));
       }
@@ -589,7 +594,8 @@ ROPE_DETAIL_COLD inline void check_streaming(const Geometry& src, const Geometry
 ROPE_DETAIL_NOINLINE inline TokenRange check_apply(const Geometry& src, const Geometry& dst,
                                                    std::size_t head_size,
                                                    const Positions& positions, std::size_t axes,
-                                                   const Call& call, bool coordinates = true) {
+                                                   const Call& call, bool coordinates = true,
+                                                   bool negative = false) {
   check_direction(call.direction);
   check_view("src", src, head_size);
   const bool in_place = same_view(src, dst);
@@ -600,7 +606,7 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_apply(const Geometry& src, const Ge
   }
   const TokenRange range = call.range(src.rows());
   check_range(range, src.rows());
-  check_positions(positions, range, src.tokens, axes, coordinates);
+  check_positions(positions, range, src.tokens, axes, coordinates, negative);
   check_index_outside("positions", index_bytes(positions, range), "dst", dst, head_size);
   if (call.execution.streaming_stores) check_streaming(src, dst);
   return range;

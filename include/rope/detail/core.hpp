@@ -88,6 +88,7 @@ class Core {
   std::vector<std::uint8_t> axis_of_pair_;
   std::vector<std::uint8_t> axis_of_entry_;
   std::size_t axes_;
+  bool signed_;  // multi-axis coordinates may be negative (Axes::with_signed_coordinates)
   Table<C> table_;
   Angles angles_;
 };
@@ -113,6 +114,7 @@ Core<C>::Core(const Options& options, std::size_t head_size)
       axis_of_pair_(options.axes.axis_of_pairs(rotary_dim_ / 2)),
       axis_of_entry_(entries_of(first(axis_of_pair_, pairs_), options.layout)),
       axes_(options.axes.count()),
+      signed_(options.axes.signed_coordinates()),
       table_(options.layout, rotating_theta_, options.max_positions, frequencies_.attention_factor,
              options.angles),
       angles_(options.angles) {}
@@ -142,7 +144,7 @@ std::size_t Core<C>::checked_table_size(const Options& options, std::size_t rota
 template <class C>
 void Core<C>::apply(Kernel kernel, const Geometry& src, const Geometry& dst,
                     const Positions& positions, const Call& call) const {
-  const TokenRange range = check_apply(src, dst, head_size_, positions, axes_, call);
+  const TokenRange range = check_apply(src, dst, head_size_, positions, axes_, call, true, signed_);
   apply(unchecked, kernel, src, dst, positions, Call{call.direction, range, call.execution});
 }
 
@@ -157,7 +159,7 @@ void Core<C>::apply(Unchecked, Kernel kernel, const Geometry& src, const Geometr
 template <class C>
 void Core<C>::apply_qk(Kernel kernel, const Fused& fused, const Positions& positions,
                        const Call& call) const {
-  const TokenRange range = check_fused(fused, head_size_, positions, axes_, call);
+  const TokenRange range = check_fused(fused, head_size_, positions, axes_, call, true, signed_);
   apply_qk(unchecked, kernel, fused, positions, Call{call.direction, range, call.execution});
 }
 

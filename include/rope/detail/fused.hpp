@@ -333,7 +333,8 @@ ROPE_DETAIL_NOINLINE inline void check_values(const Fused& f, std::size_t head_s
 // call's token range.
 ROPE_DETAIL_NOINLINE inline TokenRange check_fused(const Fused& f, std::size_t head_size,
                                                    const Positions& positions, std::size_t axes,
-                                                   const Call& call, bool coordinates = true) {
+                                                   const Call& call, bool coordinates = true,
+                                                   bool negative = false) {
   check_direction(call.direction);
   check_blocks("cache", f.quantization, head_size);
   check_blocks("value cache", f.v_quantization(), f.v_head_size(head_size));
@@ -375,7 +376,7 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_fused(const Fused& f, std::size_t h
   if (!rows_t && f.k().heads != 0) {
     check_slots(*f.slots, f.k().batches, f.k().tokens, f.k_out().rows(), range);
   }
-  check_positions(positions, range, f.q().tokens, axes, coordinates);
+  check_positions(positions, range, f.q().tokens, axes, coordinates, negative);
   // The views written, named as the caller knows them: q and k when in place.
   const char* q_out = same_heads(f.q(), f.q_out()) ? "q" : "q_out";
   const char* k_out = same_heads(f.k(), f.k_out()) ? "k" : "cache";

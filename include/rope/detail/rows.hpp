@@ -62,12 +62,26 @@ struct RowsOfTable {
     return out;
   }
 
+  // The row of a negative coordinate −m (Axes::with_signed_coordinates) into out: the row of m
+  // with its sines negated, cos(−m·θ) = cos(m·θ) and sin(−m·θ) = −sin(m·θ), to the bit.
+  ROPE_DETAIL_NOINLINE const C* negative_row(std::int64_t position, C* out) const {
+    const auto m = static_cast<std::size_t>(-position);  // position ≥ −(2^53 − 1)
+    const C* row = m < table->positions() ? table->row(m) : past_table(m, out);
+    const std::size_t width = table->head_size(), half = width / 2;
+    const bool interleaved = table->layout() == Layout::interleaved;
+    for (std::size_t k = 0; k < width; ++k) {
+      const bool sine = interleaved ? k % 2 == 1 : k >= half;
+      out[k] = sine ? -row[k] : row[k];
+    }
+    return out;
+  }
+
   // The row of multi-axis coordinates p[0 .. axes): the table row if they are all the same (a
   // text token: ordinary RoPE, bit for bit), else entry k from the row of its axis.
   ROPE_DETAIL_NOINLINE const C* mixed_row(const std::int64_t* p, Scratch<C>& scratch) const {
     bool same = true;
     for (std::size_t a = 0; a < axes; ++a) same = same && p[a] == p[0];
-    if (same) return row_at(p[0]);
+    if (same && p[0] >= 0) return row_at(p[0]);
     // Row `axes` of scratch is the result; rows 0 .. axes-1 hold the rows computed past the table.
     const std::size_t width = table->head_size();
     C* const rows = scratch.room((axes + 1) * width);
@@ -76,6 +90,10 @@ struct RowsOfTable {
     for (std::size_t a = 0; a < Axes::kMaxAxes; ++a) {
       if (a >= axes) {
         r[a] = r[0];
+        continue;
+      }
+      if (p[a] < 0) {
+        r[a] = negative_row(p[a], rows + a * width);
         continue;
       }
       const auto m = static_cast<std::size_t>(p[a]);
