@@ -994,6 +994,36 @@ TEST_CASE("E48: a multi-axis coordinate outside [0, 2^53 - 1], or null positions
   REQUIRE_NOTHROW(signed8.apply(b.x.data(), 2, 3, rope::Positions::token_major(lowest, 3)));
 }
 
+TEST_CASE("E96: a latent grid with an empty size, 5 coordinates, or too many tokens",
+          "[errors][E96]") {
+  require_invalid(
+      [] {
+        rope::latent_positions({2, 0, 4});
+      },
+      {"a latent grid of 2 x 0 x 4 patches with 3 coordinates each"});
+  require_invalid([] { rope::latent_positions({1, 4, 4}, 5); }, {"the coordinates 3 or 4"});
+  const std::size_t huge = std::size_t{1} << 40;
+  require_invalid([&] { rope::latent_positions({huge, huge, 4}); }, {"all of them fit a vector"});
+}
+
+TEST_CASE("E97: a latent grid's coordinates past 2^53 - 1 or a negative first frame",
+          "[errors][E97]") {
+  require_out_of_range(
+      [] {
+        rope::latent_positions({1, 2, 2, -1});
+      },
+      {"frames from first_frame -1 to first_frame + 0"});
+  const std::int64_t last = rope::kMaxPosition;
+  REQUIRE(rope::latent_positions({1, 1, 1, last}).front() == last);
+  require_out_of_range(
+      [&] {
+        rope::latent_positions({2, 1, 1, last});
+      },
+      {"must lie within 2^53 - 1 of 0"});
+  const std::size_t rows = (std::size_t{1} << 53) + 1;
+  require_out_of_range([&] { rope::latent_positions({1, rows, 1}); }, {"9007199254740993 rows"});
+}
+
 TEST_CASE("E95: a CachedRotary with signed coordinates", "[errors][E95]") {
   rope::CosSinOptions options;
   options.head_size = 8;

@@ -338,3 +338,30 @@ TEST_CASE("Axes::with_signed_coordinates: the row of −m is the row of m with i
     REQUIRE(x == flip(y, negative));
   }
 }
+
+TEST_CASE("latent_positions: each model's ids from its grid", "[multi_axis][blocks]") {
+  const auto flat = [](const Ids& ids, std::size_t axes) {
+    std::vector<std::int64_t> out;
+    for (const auto& id : ids) out.insert(out.end(), id.begin(), id.begin() + long(axes));
+    return out;
+  };
+  const auto tail = [](const Ids& ids, std::size_t from, std::size_t count) {
+    return Ids(ids.begin() + long(from), ids.begin() + long(from + count));
+  };
+  // Flux.1: the image after 16 text tokens.
+  REQUIRE(rope::latent_positions({1, 64, 64}) == flat(tail(flux_ids(16, 64, 64), 16, 4096), 3));
+  // HunyuanVideo and Wan: frames, rows, columns from 0.
+  REQUIRE(rope::latent_positions({5, 18, 32}) == flat(video_ids(5, 18, 32), 3));
+  // Flux.2: a reference image at t = 10, with the fourth coordinate 0.
+  rope::LatentGrid reference{1, 16, 16, 10, false};
+  Ids reference_ids = flux_ids(0, 16, 16);
+  for (auto& id : reference_ids) id[0] = 10;
+  REQUIRE(rope::latent_positions(reference, 4) == flat(reference_ids, 4));
+  // Qwen-Image-Edit: two images, centred, at frames 0 and 1 (odd sizes: one more row above 0).
+  const Ids qwen = qwen_image_ids({{83, 64}, {40, 31}}, 0);
+  std::vector<std::int64_t> both = rope::latent_positions({1, 83, 64, 0, true});
+  const std::vector<std::int64_t> second = rope::latent_positions({1, 40, 31, 1, true});
+  both.insert(both.end(), second.begin(), second.end());
+  REQUIRE(both == flat(qwen, 3));
+  REQUIRE(both[1] == -42);  // −(83 − 41)
+}

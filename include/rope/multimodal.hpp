@@ -1,4 +1,5 @@
-// Position coordinates for vision-language models and vision transformers (multi-axis RoPE).
+// Position coordinates for vision-language models, vision transformers and image and video
+// diffusion transformers (multi-axis RoPE).
 #pragma once
 
 #include <rope/config.hpp>
@@ -169,6 +170,72 @@ inline std::vector<std::int64_t> patch_positions(const PatchGrid& grid,
     }
   }
   if (class_token == ClassToken::last) push(0, 0);
+  return out;
+}
+
+/// The latent patches of an image or video diffusion transformer (Axes::blocks), frames × rows ×
+/// columns of them, as the model numbers them.
+struct LatentGrid {
+  std::size_t frames = 1;
+  std::size_t rows = 0;
+  std::size_t columns = 0;
+  /// The first frame's coordinate: 0 for the image or video generated; the image's index for
+  /// Qwen-Image-Edit's i-th image; 10, 20, ... for Flux.2's reference images.
+  std::int64_t first_frame = 0;
+  /// Rows −(rows − ⌊rows/2⌋) .. ⌊rows/2⌋ − 1, and columns likewise: centred on 0, as Qwen-Image
+  /// numbers them (scale_rope; a Rotary with Axes::with_signed_coordinates()). Else from 0.
+  bool centred = false;
+};
+
+/// The coordinates of the grid's tokens, frame by frame, row by row, column by column:
+/// [tokens][axes], (frame, row, column), and a fourth coordinate 0 when axes is 4 (Flux.2's
+/// (t, h, w, l)). Flux.1 and Flux.2 put text tokens at (0, 0, 0) and (0, 0, 0, l); Qwen-Image at
+/// (M + k, M + k, M + k), M the largest ⌊rows/2⌋ or ⌊columns/2⌋ of its images (docs/multimodal.md).
+///
+/// Throws std::invalid_argument if a size is 0, axes is not 3 or 4, or the coordinates would not
+/// fit a vector (E96); std::out_of_range if first_frame is negative, or a frame's coordinate
+/// would pass 2^53 − 1, or rows or columns 2^53 (E97).
+inline std::vector<std::int64_t> latent_positions(const LatentGrid& grid, std::size_t axes = 3) {
+  const std::vector<std::int64_t> none;
+  const std::size_t most = none.max_size();
+  const bool empty = grid.frames == 0 || grid.rows == 0 || grid.columns == 0;
+  if (empty || (axes != 3 && axes != 4) || grid.rows > most / grid.columns ||
+      grid.rows * grid.columns > most / grid.frames ||
+      grid.rows * grid.columns * grid.frames > most / axes) {
+    ROPE_THROW(std::invalid_argument,
+               "rope: a latent grid of " + std::to_string(grid.frames) + " x " +
+                   std::to_string(grid.rows) + " x " + std::to_string(grid.columns) +
+                   " patches with " + std::to_string(axes) +
+                   " coordinates each: every size must be at least 1, the coordinates 3 or 4, "
+                   "and all of them fit a vector");
+  }
+  const auto limit = static_cast<std::size_t>(kMaxPosition);
+  if (grid.first_frame < 0 || grid.first_frame > kMaxPosition ||
+      grid.frames - 1 > limit - static_cast<std::size_t>(grid.first_frame) ||
+      grid.rows - 1 > limit || grid.columns - 1 > limit) {
+    ROPE_THROW(std::out_of_range,
+               "rope: a latent grid's coordinates must lie within 2^53 - 1 of 0: "
+               "frames from first_frame " +
+                   std::to_string(grid.first_frame) + " to first_frame + " +
+                   std::to_string(grid.frames - 1) + ", " + std::to_string(grid.rows) + " rows, " +
+                   std::to_string(grid.columns) + " columns");
+  }
+  // Centred, the first row or column is −(n − ⌊n/2⌋), n ≤ 2^53.
+  const auto first = [&](std::size_t n) {
+    return grid.centred ? -static_cast<std::int64_t>(n - n / 2) : std::int64_t{0};
+  };
+  std::vector<std::int64_t> out;
+  out.reserve(grid.frames * grid.rows * grid.columns * axes);
+  for (std::size_t f = 0; f < grid.frames; ++f) {
+    for (std::size_t r = 0; r < grid.rows; ++r) {
+      for (std::size_t c = 0; c < grid.columns; ++c) {
+        out.push_back(grid.first_frame + static_cast<std::int64_t>(f));
+        out.push_back(first(grid.rows) + static_cast<std::int64_t>(r));
+        out.push_back(first(grid.columns) + static_cast<std::int64_t>(c));
+        if (axes == 4) out.push_back(0);
+      }
+    }
+  }
   return out;
 }
 
