@@ -18,6 +18,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <Eigen/Core>
@@ -154,47 +155,38 @@ rope::Options interleaved(std::size_t head_size, double base, rope::Axes axes) {
   return o;
 }
 
+// A model of diffusers' FluxPosEmbed rule (Flux.1, Flux.2, HunyuanVideo): heads of 128, blocks of
+// axes_dim, one theta, a coordinate per block.
+Model diffusers_model(std::string name, const std::vector<std::size_t>& dims, double theta,
+                      Ids ids) {
+  return {std::move(name),
+          interleaved(128, theta, rope::Axes::blocks(dims)),
+          dims.size(),
+          std::move(ids),
+          [=](const std::vector<double>& x, const std::array<std::int64_t, 4>& id) {
+            return concatenated_axes(x, id, dims, theta);
+          },
+          theta};
+}
+
 std::vector<Model> models() {
   std::vector<Model> all;
   // Flux.1 [dev]: heads of 128, axes_dim [16, 56, 56], theta 10000; a 1024 × 1024 image is a
   // 64 × 64 grid of packed latent patches after 512 text tokens (here 16).
-  {
-    const std::vector<std::size_t> dims = {16, 56, 56};
-    all.push_back({"Flux.1", interleaved(128, 10000.0, rope::Axes::blocks(dims)), 3,
-                   flux_ids(16, 64, 64),
-                   [=](const std::vector<double>& x, const std::array<std::int64_t, 4>& id) {
-                     return concatenated_axes(x, id, dims, 10000.0);
-                   },
-                   10000.0});
-  }
+  all.push_back(diffusers_model("Flux.1", {16, 56, 56}, 10000.0, flux_ids(16, 64, 64)));
   // Flux.2: axes_dims_rope [32, 32, 32, 32], theta 2000, ids (t, h, w, l): text tokens at
   // (0, 0, 0, l), the image's patches at (0, h, w, 0), a reference image's at (10, h, w, 0).
-  {
-    const std::vector<std::size_t> dims = {32, 32, 32, 32};
-    Ids ids;
-    for (std::int64_t l = 0; l < 24; ++l) ids.push_back({0, 0, 0, l});
-    for (const auto& id : flux_ids(0, 32, 48)) ids.push_back(id);
-    for (auto id : flux_ids(0, 16, 16)) {
-      id[0] = 10;
-      ids.push_back(id);
-    }
-    all.push_back({"Flux.2", interleaved(128, 2000.0, rope::Axes::blocks(dims)), 4, ids,
-                   [=](const std::vector<double>& x, const std::array<std::int64_t, 4>& id) {
-                     return concatenated_axes(x, id, dims, 2000.0);
-                   },
-                   2000.0});
+  Ids ids;
+  for (std::int64_t l = 0; l < 24; ++l) ids.push_back({0, 0, 0, l});
+  for (const auto& id : flux_ids(0, 32, 48)) ids.push_back(id);
+  for (auto id : flux_ids(0, 16, 16)) {
+    id[0] = 10;
+    ids.push_back(id);
   }
+  all.push_back(diffusers_model("Flux.2", {32, 32, 32, 32}, 2000.0, ids));
   // HunyuanVideo: heads of 128, rope_axes_dim [16, 56, 56], theta 256; 720p, 33 frames is a
   // 9 × 45 × 80 latent grid; here 5 × 18 × 32.
-  {
-    const std::vector<std::size_t> dims = {16, 56, 56};
-    all.push_back({"HunyuanVideo", interleaved(128, 256.0, rope::Axes::blocks(dims)), 3,
-                   video_ids(5, 18, 32),
-                   [=](const std::vector<double>& x, const std::array<std::int64_t, 4>& id) {
-                     return concatenated_axes(x, id, dims, 256.0);
-                   },
-                   256.0});
-  }
+  all.push_back(diffusers_model("HunyuanVideo", {16, 56, 56}, 256.0, video_ids(5, 18, 32)));
   // Qwen-Image (and Qwen-Image-Edit's second image at frame 1): heads of 128, axes_dims_rope
   // [16, 56, 56], theta 10000, scale_rope; a 1328 × 1328 image is an 83 × 83 grid.
   {
