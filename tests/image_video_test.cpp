@@ -357,3 +357,55 @@ TEST_CASE("latent_positions: each model's ids from its grid", "[multi_axis][bloc
   REQUIRE(both == flat(qwen, 3));
   REQUIRE(both[1] == -42);  // −(83 − 41)
 }
+
+TEST_CASE("Gemma 4's vision encoder: rotate_half inside each block, as two calls",
+          "[multi_axis][blocks]") {
+  // HuggingFace's apply_multidimensional_rope: the head splits into 2 blocks of
+  // c = 2·⌊d/4⌋ coordinates; block a rotates by coordinate a with rotate_half inside the block
+  // (pairs (i, i + c/2)) and θ_i = base^(−2i/c), base 100. Two Rotaries with rotary_dim c and
+  // rotary_offset 0 and c, one coordinate each; transcribed here in float64 on a 12 × 10 grid.
+  const std::size_t d = 72, c = 2 * (d / 4), heads = 3;
+  const double base = 100.0;
+  std::vector<std::array<std::int64_t, 2>> xy;
+  for (std::int64_t r = 0; r < 12; ++r) {
+    for (std::int64_t col = 0; col < 10; ++col) xy.push_back({col, r});
+  }
+  const std::size_t tokens = xy.size();
+  std::mt19937_64 rng(4400);
+  const std::vector<float> input = rope_test::random_vector<float>(tokens * heads * d, rng);
+  std::vector<float> x = input;
+  for (std::size_t a = 0; a < 2; ++a) {
+    rope::Options o;
+    o.head_size = d;
+    o.base = base;
+    o.rotary_dim = c;
+    o.rotary_offset = a * c;
+    const rope::Rotary<float> block(o);
+    std::vector<std::int64_t> coordinate(tokens);
+    for (std::size_t t = 0; t < tokens; ++t) coordinate[t] = xy[t][a];
+    block.apply(x.data(), tokens, heads, coordinate.data());
+  }
+  rope_test::WorstCoordinate worst;
+  for (std::size_t t = 0; t < tokens; ++t) {
+    for (std::size_t h = 0; h < heads; ++h) {
+      const float* in = input.data() + (t * heads + h) * d;
+      const float* out = x.data() + (t * heads + h) * d;
+      for (std::size_t a = 0; a < 2; ++a) {
+        for (std::size_t i = 0; i < c; ++i) {
+          const std::size_t k = i % (c / 2), e = a * c + i;
+          const std::size_t partner = a * c + (i < c / 2 ? i + c / 2 : i - c / 2);
+          const double angle = double(xy[t][a]) / std::pow(base, 2.0 * double(k) / double(c));
+          const double rotated = i < c / 2 ? -double(in[partner]) : double(in[partner]);
+          const double expected = double(in[e]) * std::cos(angle) + rotated * std::sin(angle);
+          const double pair_abs = std::abs(double(in[e])) + std::abs(double(in[partner]));
+          const double bound = rope_test::output_bound<float>(pair_abs, 12, expected, base);
+          worst.note(std::abs(double(out[e]) - expected), bound, [&](std::ostream& s) {
+            s << "token " << t << " head " << h << " coordinate " << e;
+          });
+        }
+      }
+    }
+  }
+  INFO("worst coordinate: " << worst.where());
+  REQUIRE(worst.ratio() <= 1.0);
+}
