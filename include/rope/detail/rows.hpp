@@ -56,7 +56,6 @@ struct RowsOfTable {
 
   // A row past the table written into out (a multi-axis row's, whose coordinates may share a
   // kept row's slot).
-
   ROPE_DETAIL_NOINLINE const C* past_table(std::size_t position, C* out) const {
     table->write_row(position, out);
     return out;
