@@ -933,8 +933,10 @@ void kv_paged(benchmark::State& state, KvPass pass, std::size_t tokens) {
 //   1d           Positions, ordinary RoPE (the reference cost);
 //   text         Positions whose 3 coordinates are equal (text tokens of M-RoPE);
 //   sections     image tokens of an H×W grid, Qwen2-VL's sections {16, 24, 24}: 3 runs per row;
-//   interleaved  the same tokens, Qwen3-VL's interleaved {24, 20, 20}: 61 runs per row.
-enum class AxisKind { one_d, text, sections, interleaved };
+//   interleaved  the same tokens, Qwen3-VL's interleaved {24, 20, 20}: 61 runs per row;
+//   fractional   the sections' tokens at half their coordinates, as doubles: each token's row
+//                computed (64 cos and sin in double) instead of read from the table.
+enum class AxisKind { one_d, text, sections, interleaved, fractional };
 
 void multi_axis(benchmark::State& state, AxisKind kind, std::size_t tokens) {
   constexpr std::size_t d = 128, q_heads = 28, kv_heads = 4, row = (q_heads + 2 * kv_heads) * d;
@@ -946,7 +948,7 @@ void multi_axis(benchmark::State& state, AxisKind kind, std::size_t tokens) {
                                                : rope::Axes::sections({16, 24, 24});
   const rope::Rotary<float, 128> rot(options);
   rope::MultimodalPositions prompt;
-  if (kind == AxisKind::sections || kind == AxisKind::interleaved) {
+  if (kind != AxisKind::one_d && kind != AxisKind::text) {
     prompt.text(7).image(tokens < 16 ? 2 : tokens / 16, tokens < 16 ? 2 : 16);
   } else {
     prompt.text(7 + tokens);
@@ -956,11 +958,15 @@ void multi_axis(benchmark::State& state, AxisKind kind, std::size_t tokens) {
   const std::vector<std::int64_t>& all = prompt.data();
   std::vector<std::int64_t> one_d(tokens);
   for (std::size_t t = 0; t < tokens; ++t) one_d[t] = all[3 * (first + t)];
+  std::vector<double> halves(3 * tokens);
+  for (std::size_t i = 0; i < 3 * tokens; ++i) halves[i] = 0.5 * double(all[3 * first + i]);
   const rope::View<float> q(qkv.data(), tokens, q_heads, row, d);
   const rope::View<float> k(qkv.data() + q_heads * d, tokens, kv_heads, row, d);
   for (auto _ : state) {
     if (kind == AxisKind::one_d) {
       rot.apply_qk(q, k, one_d.data());
+    } else if (kind == AxisKind::fractional) {
+      rot.apply_qk(q, k, rope::Positions::token_major(halves.data(), 3));
     } else {
       rot.apply_qk(q, k, positions);
     }
@@ -1376,7 +1382,8 @@ int main(int argc, char** argv) {
     const std::pair<const char*, AxisKind> kinds[] = {{"1d", AxisKind::one_d},
                                                       {"text", AxisKind::text},
                                                       {"sections", AxisKind::sections},
-                                                      {"interleaved", AxisKind::interleaved}};
+                                                      {"interleaved", AxisKind::interleaved},
+                                                      {"fractional", AxisKind::fractional}};
     for (const auto& [kind_name, kind] : kinds) {
       benchmark::RegisterBenchmark(("multi_axis/" + std::string(kind_name) + shape).c_str(),
                                    multi_axis, kind, tokens);

@@ -1206,3 +1206,67 @@ TEST_CASE("E53: a batched view whose sequences overlap", "[errors][E53]") {
       {"src is 1 sequences x 2 tokens x 3 heads", "dst is 2 sequences x 1 tokens x 3 heads"});
   REQUIRE(b.untouched());
 }
+
+TEST_CASE("E98: a fractional coordinate outside [0, 2^53 - 1] or NaN", "[errors][E98]") {
+  Batch b;
+  const double negative[] = {0.5, -0.5};
+  require_out_of_range([&] { rot8.apply(b.x.data(), 2, 3, negative); },
+                       {"fractional coordinate 0 of token 1, -0.5,", "[0, 2^53 - 1]"});
+  const double nan[] = {std::nan(""), 1.0};
+  require_out_of_range([&] { rot8.apply(View<const float>(b.view()), b.dst_view(), nan); },
+                       {"of token 0, nan,"});
+  const double past[] = {1.5, 9007199254740992.0};
+  require_out_of_range([&] { rot8.apply_qk(b.view(), b.dst_view(), past); },
+                       {"of token 1, 9007199254740992,"});
+  // Multi-axis: [0, 2^53 - 1] per coordinate, or from -(2^53 - 1) on a signed map.
+  const double ids[] = {0.25, 0, 0, 1, -0.75, 1};
+  require_out_of_range(
+      [&] { mrope8.apply(b.x.data(), 2, 3, rope::Positions::token_major(ids, 3)); },
+      {"fractional coordinate 1 of token 1, -0.75,"});
+  const rope::Rotary<float, 8> signed8(
+      with_axes(rope::Axes::sections({1, 1, 2}).with_signed_coordinates()));
+  const double below[] = {0.25, 0, 0, 1, -9007199254740992.0, 1};
+  require_out_of_range(
+      [&] { signed8.apply(b.x.data(), 2, 3, rope::Positions::token_major(below, 3)); },
+      {"coordinate 1 of token 1, -9007199254740992,", "[-(2^53 - 1), 2^53 - 1]"});
+  const double inf[] = {1, 1, 1, 1, 1, HUGE_VAL};
+  require_out_of_range(
+      [&] { signed8.apply(b.x.data(), 2, 3, rope::Positions::token_major(inf, 3)); },
+      {"coordinate 2 of token 1, inf,"});
+  REQUIRE(b.untouched());
+  REQUIRE_NOTHROW(signed8.apply(b.x.data(), 2, 3, rope::Positions::token_major(ids, 3)));
+  REQUIRE_NOTHROW(rot8.apply(b.x.data(), 2, 3, past, rope::TokenRange{0, 1}));
+}
+
+TEST_CASE("E99: fractional positions for a CachedRotary", "[errors][E99]") {
+  Batch b;
+  const rope::CachedRotary<float> cached({8, Layout::half_split, 0, 0});
+  const std::vector<float> table(4 * 4, 1.0f);
+  const double at[] = {0.0, 1.0};
+  require_invalid(
+      [&] {
+        cached.apply(b.x.data(), 2, 3, at, {table.data(), table.data(), 4});
+      },
+      {"CachedRotary reads cache rows by position", "fractional positions", "need a Rotary"});
+  require_invalid(
+      [&] {
+        cached.apply_qk(b.view(), b.dst_view(), at, {table.data(), table.data(), 4});
+      },
+      {"fractional positions"});
+  REQUIRE(b.untouched());
+}
+
+TEST_CASE("E100: fractional positions with a query scale", "[errors][E100]") {
+  Batch b;
+  const double at[] = {0.5, 1.5};
+  const rope::Llama4Temperature temperature{8192, 0.1};
+  require_invalid(
+      [&] {
+        rot8.apply_qk(rope::Queries(b.view()).scaled(temperature), rope::Keys(b.dst_view()), at);
+      },
+      {"query scale is a function of integer positions", "take no query scale"});
+  require_invalid([&] { rope::scale_queries(b.view(), 8, at, temperature); },
+                  {"fractional positions"});
+  REQUIRE(b.untouched());
+  REQUIRE_NOTHROW(rot8.apply_qk(b.view(), b.dst_view(), at));
+}

@@ -203,10 +203,12 @@ inline std::size_t partner_index(std::size_t i, std::size_t d, rope::Layout layo
 }
 
 // One head rotated by the float64 reference; the inverse rotation is the rotation by −position.
-inline std::vector<double> reference_head(std::vector<double> x, rope::Layout layout,
-                                          std::int64_t position, rope::Direction direction,
-                                          double base) {
-  const double m = direction == rope::Direction::forward ? double(position) : -double(position);
+// (P: an integer position or a fractional one.)
+template <class P>
+std::vector<double> reference_head(std::vector<double> x, rope::Layout layout, P position,
+                                   rope::Direction direction, double base) {
+  const auto p = static_cast<double>(position);
+  const double m = direction == rope::Direction::forward ? p : -p;
   if (layout == rope::Layout::interleaved) {
     rope::reference::rotate_interleaved(x.data(), x.size(), m, base);
   } else {
@@ -240,10 +242,11 @@ class WorstCoordinate {
 
 // Checks every head of `got` against the reference rotation of the same head of `input`
 // (token t at positions[t], tokens counted over the batch), coordinate by coordinate, with
-// coordinate_bound<T>. Reports the worst coordinate.
-template <class T>
+// coordinate_bound<T>. Reports the worst coordinate. Positions are integers or, for fractional
+// positions, doubles.
+template <class T, class P = std::int64_t>
 void require_rotation_of(rope::View<const T> input, rope::View<const T> got, std::size_t d,
-                         rope::Layout layout, const std::vector<std::int64_t>& positions,
+                         rope::Layout layout, const std::vector<P>& positions,
                          rope::Direction direction, double base = 10000.0) {
   REQUIRE(input.batches() == got.batches());
   REQUIRE(input.tokens() == got.tokens());

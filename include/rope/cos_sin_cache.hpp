@@ -233,6 +233,11 @@ detail::IndexBytes CachedRotary<T>::table_bytes(const CosSinCache<T>& cos_sin,
 template <class T>
 void CachedRotary<T>::check_rows(const CosSinCache<T>& cos_sin, const Positions& positions,
                                  TokenRange range, std::size_t sequence) const {
+  if (positions.is_fractional() && range.first != range.last) {
+    detail::invalid(
+        "rope: a CachedRotary reads cache rows by position: fractional positions (a Positions "
+        "of doubles) need a Rotary");
+  }
   if (cos_sin.cos == nullptr || cos_sin.sin == nullptr) {
     detail::invalid("rope: the cache's cos or sin is a null pointer");
   }

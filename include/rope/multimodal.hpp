@@ -6,6 +6,7 @@
 #if !defined(ROPE_BELOW_CXX17)  // config.hpp stops older standards with one #error
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -13,7 +14,10 @@
 #include <string>
 #include <vector>
 
+#include <rope/axes.hpp>
+#include <rope/frequencies.hpp>
 #include <rope/layout.hpp>
+#include <rope/options.hpp>
 #include <rope/positions.hpp>
 
 namespace rope {
@@ -237,6 +241,53 @@ inline std::vector<std::int64_t> latent_positions(const LatentGrid& grid, std::s
     }
   }
   return out;
+}
+
+/// LTX-Video's fractional coordinates of a latent grid, [tokens][3] (frame, row, column): index
+/// i_a of latent_positions(grid) becomes 2·(i_a·step[a]) − 1, a fraction of the model's base grid
+/// mapped onto [−1, 1]. diffusers' LTXVideoRotaryPosEmbed has step[a] =
+/// rope_interpolation_scale[a] · patch_size_a / base_a, bases (20, 2048, 2048); its pipeline's
+/// scales are (temporal compression / frame rate, spatial compression, spatial compression).
+/// Pass them as Positions::token_major(data, 3) to a Rotary of ltx_video_options(). Throws as
+/// latent_positions does (E96, E97); a step that is not finite gives coordinates a call refuses
+/// (E98).
+inline std::vector<double> ltx_video_positions(const LatentGrid& grid,
+                                               const std::array<double, 3>& step) {
+  const std::vector<std::int64_t> index = latent_positions(grid, 3);
+  std::vector<double> out(index.size());
+  for (std::size_t i = 0; i < index.size(); ++i) {
+    out[i] = 2 * (static_cast<double>(index[i]) * step[i % 3]) - 1;
+  }
+  return out;
+}
+
+/// LTX-Video's RoPE (diffusers' LTXVideoRotaryPosEmbed with apply_rotary_emb), which rotates a
+/// token's whole hidden state of `dim` coordinates (32 heads × 64 = 2048) before it is split into
+/// heads: a Rotary<T> of these options (head size dim), called with heads = 1. Adjacent pairs; the
+/// first dim mod 6 coordinates left as they are; then n = ⌊dim/6⌋ groups of three pairs (frame,
+/// row, column), group k at θ_k = (π/2)·theta^(k/(n − 1)) (θ_0 = π/2 when n = 1); coordinates
+/// fractional and signed (ltx_video_positions). max_positions is 1: fractional rows never read the
+/// table.
+inline Options ltx_video_options(std::size_t dim = 2048, double theta = 10000.0) {
+  const std::size_t n = dim / 6;
+  std::vector<double> frequencies(3 * n);
+  std::vector<std::uint8_t> axis(3 * n);
+  for (std::size_t k = 0; k < n; ++k) {
+    const double exponent = n > 1 ? static_cast<double>(k) / static_cast<double>(n - 1) : 0.0;
+    for (std::size_t a = 0; a < 3; ++a) {
+      frequencies[3 * k + a] = std::pow(theta, exponent) * (detail::kPi / 2);
+      axis[3 * k + a] = static_cast<std::uint8_t>(a);
+    }
+  }
+  Options options;
+  options.head_size = dim;
+  options.layout = Layout::interleaved;
+  options.max_positions = 1;
+  options.rotary_dim = 6 * n;
+  options.rotary_offset = dim - 6 * n;
+  options.scaling = InverseFrequencies{std::move(frequencies)};
+  options.axes = Axes::custom(3, std::move(axis)).with_signed_coordinates();
+  return options;
 }
 
 }  // namespace ROPE_DETAIL_ISA

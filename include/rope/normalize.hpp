@@ -80,6 +80,7 @@ void scale_queries(View<T> q, std::size_t head_size, const Positions& positions,
   const detail::Geometry g(q);
   const TokenRange range = detail::check_apply(g, g, head_size, positions, positions.axes(), call);
   detail::check_query_scale(scale);
+  detail::check_scaled_positions(positions, range);
   const std::vector<double> scales = detail::query_scales(scale, positions, range, q.tokens());
   for (std::size_t t = range.first; t < range.last; ++t) {
     for (std::size_t h = 0; h < q.heads(); ++h) {

@@ -24,6 +24,12 @@ inline constexpr std::int64_t kMaxPosition = (std::int64_t{1} << 53) - 1;
 ///     // HuggingFace's multi-axis position_ids of shape (3, tokens):
 ///     rot.apply(x, tokens, heads, rope::Positions::axis_major(position_ids, 3, tokens));
 ///
+/// A double array holds fractional coordinates (LTX-Video's normalised grid): a Rotary computes
+/// each token's row from them (cos and sin of the double angle x·θ_j, each within one ulp of the
+/// compute type) instead of reading its table. The integer arrays read the table's rows; a
+/// CachedRotary and a query scale, whose rows and factors are indexed by position, refuse a double
+/// array.
+///
 /// Token t of a call is the t-th head row of its View, counted over the batch: token t of a
 /// View of B sequences of S tokens is token t mod S of sequence t / S, so an array holds B·S
 /// entries, [batch][seq]; consecutive(first) restarts at `first` in every sequence.
@@ -37,6 +43,9 @@ class Positions {
   /// positions[t] is the position of token t.
   Positions(const std::int32_t* positions) noexcept  // NOLINT(google-explicit-constructor)
       : int32_(positions) {}
+  /// positions[t] is the fractional position of token t.
+  Positions(const double* positions) noexcept  // NOLINT(google-explicit-constructor)
+      : double_(positions) {}
 
   /// `axes` coordinates per token: coordinate a of token t is data[a·axis_stride +
   /// t·token_stride].
@@ -46,6 +55,9 @@ class Positions {
   Positions(const std::int32_t* data, std::size_t axes, std::size_t axis_stride,
             std::size_t token_stride) noexcept
       : int32_(data), axes_(axes), axis_stride_(axis_stride), token_stride_(token_stride) {}
+  Positions(const double* data, std::size_t axes, std::size_t axis_stride,
+            std::size_t token_stride) noexcept
+      : double_(data), axes_(axes), axis_stride_(axis_stride), token_stride_(token_stride) {}
 
   /// Token t is at position first + t (first + t mod S in a batch of sequences of S tokens).
   static Positions consecutive(std::int64_t first) noexcept {
@@ -70,26 +82,36 @@ class Positions {
   /// Coordinates per token: 1 but for multi-axis positions.
   std::size_t axes() const noexcept { return axes_; }
   /// Whether an array is expected but none was given.
-  bool is_null() const noexcept { return !consecutive_ && int64_ == nullptr && int32_ == nullptr; }
+  bool is_null() const noexcept {
+    return !consecutive_ && int64_ == nullptr && int32_ == nullptr && double_ == nullptr;
+  }
   bool is_consecutive() const noexcept { return consecutive_; }
+  /// Whether the coordinates are doubles (fractional positions).
+  bool is_fractional() const noexcept { return double_ != nullptr; }
   /// The first position of consecutive(first).
   std::int64_t first() const noexcept { return first_; }
   /// The array (nullptr for consecutive positions), its element size and its strides.
   const void* data() const noexcept {
+    if (double_ != nullptr) return double_;
     return int64_ != nullptr ? static_cast<const void*>(int64_) : static_cast<const void*>(int32_);
   }
   std::size_t element_size() const noexcept {
+    if (double_ != nullptr) return sizeof(double);
     return int64_ != nullptr ? sizeof(std::int64_t) : sizeof(std::int32_t);
   }
   std::size_t axis_stride() const noexcept { return axis_stride_; }
   std::size_t token_stride() const noexcept { return token_stride_; }
 
   /// Coordinate `axis` of token `token` of one sequence (consecutive: first + token).
-  /// Unchecked.
+  /// Unchecked; a fractional coordinate is truncated toward 0 (0 outside ±(2^53 − 1) and for
+  /// NaN); coordinate() reads it whole.
   std::int64_t operator()(std::size_t token, std::size_t axis = 0) const noexcept {
     if (consecutive_) return first_ + static_cast<std::int64_t>(token);
     const std::size_t i = axis * axis_stride_ + token * token_stride_;
-    return int64_ != nullptr ? int64_[i] : std::int64_t{int32_[i]};
+    if (int64_ != nullptr) return int64_[i];
+    if (int32_ != nullptr) return std::int64_t{int32_[i]};
+    const double x = double_[i], limit = static_cast<double>(kMaxPosition);
+    return x >= -limit && x <= limit ? static_cast<std::int64_t>(x) : 0;
   }
 
   /// Coordinate `axis` of token `token` of a call whose sequences are `sequence` tokens long.
@@ -98,9 +120,16 @@ class Positions {
     return (*this)(token, axis);
   }
 
+  /// The same coordinate as a double, fractional or not. Unchecked.
+  double coordinate(std::size_t token, std::size_t axis, std::size_t sequence) const noexcept {
+    if (double_ == nullptr) return static_cast<double>(at(token, axis, sequence));
+    return double_[axis * axis_stride_ + token * token_stride_];
+  }
+
  private:
   const std::int64_t* int64_ = nullptr;
   const std::int32_t* int32_ = nullptr;
+  const double* double_ = nullptr;
   std::size_t axes_ = 1;
   std::size_t axis_stride_ = 0;
   std::size_t token_stride_ = 1;

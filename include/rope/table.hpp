@@ -137,21 +137,8 @@ class Table {
   /// tensors do.
   static void compute_row(Layout layout, const std::vector<double>& theta, double position, T* row,
                           double scale = 1.0, Angles angles = Angles::exact) {
-    const std::size_t half = theta.size();
-    for (std::size_t j = 0; j < half; ++j) {
-      T c, s;
-      if (angles == Angles::exact) {
-        const double angle = position * theta[j];
-        c = static_cast<T>(scale * std::cos(angle));
-        s = static_cast<T>(scale * std::sin(angle));
-      } else {
-        const float angle = static_cast<float>(position) * static_cast<float>(theta[j]);
-        const float a = static_cast<float>(scale);
-        c = static_cast<T>(static_cast<float>(std::cos(static_cast<double>(angle))) * a);
-        s = static_cast<T>(static_cast<float>(std::sin(static_cast<double>(angle))) * a);
-      }
-      detail::put_pair(layout, half, j, c, s, row);
-    }
+    compute_row_by_pair(
+        layout, theta, [position](std::size_t) { return position; }, row, scale, angles);
   }
 
   /// The largest number of elements a table may hold: the most a std::vector<T> may hold.
@@ -182,6 +169,37 @@ class Table {
   const T* kept_row(std::uint64_t position) const {
     return detail::KeptRows<T>::row(id_, head_size_, position,
                                     [&](T* row) { write_row(position, row); });
+  }
+
+  // The row of fractional coordinates (Positions of doubles): pair j at the angle
+  // coordinates[axis[j]]·θ_j, computed as compute_row() computes a position's row. axis[j] is the
+  // axis of pair j (nullptr: coordinates[0] for every pair).
+  void fractional_row(const double* coordinates, const std::uint8_t* axis, T* row) const {
+    if (axis == nullptr) return compute_row(layout_, theta_, coordinates[0], row, scale_, angles_);
+    compute_row_by_pair(
+        layout_, theta_, [&](std::size_t j) { return coordinates[axis[j]]; }, row, scale_, angles_);
+  }
+
+  // compute_row() with pair j at position_of(j).
+  template <class PositionOf>
+  static void compute_row_by_pair(Layout layout, const std::vector<double>& theta,
+                                  PositionOf position_of, T* row, double scale, Angles angles) {
+    const std::size_t half = theta.size();
+    for (std::size_t j = 0; j < half; ++j) {
+      const double position = position_of(j);
+      T c, s;
+      if (angles == Angles::exact) {
+        const double angle = position * theta[j];
+        c = static_cast<T>(scale * std::cos(angle));
+        s = static_cast<T>(scale * std::sin(angle));
+      } else {
+        const float angle = static_cast<float>(position) * static_cast<float>(theta[j]);
+        const float a = static_cast<float>(scale);
+        c = static_cast<T>(static_cast<float>(std::cos(static_cast<double>(angle))) * a);
+        s = static_cast<T>(static_cast<float>(std::sin(static_cast<double>(angle))) * a);
+      }
+      detail::put_pair(layout, half, j, c, s, row);
+    }
   }
 
   Layout layout_;

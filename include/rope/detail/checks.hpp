@@ -494,6 +494,35 @@ ROPE_DETAIL_COLD inline void check_index_outside(const char* index, IndexBytes b
   }
 }
 
+// Fractional coordinates (Positions of doubles): each in [0, 2^53 − 1], or, for multi-axis
+// coordinates of a Rotary with signed ones, in [−(2^53 − 1), 2^53 − 1]; NaN is in neither.
+ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_fractional(const Positions& positions,
+                                                                   TokenRange range,
+                                                                   std::size_t sequence,
+                                                                   bool negative) {
+  const auto limit = static_cast<double>(kMaxPosition);
+  const bool signs = negative && positions.axes() != 1;
+  for (std::size_t t = range.first; t < range.last; ++t) {
+    for (std::size_t a = 0; a < positions.axes(); ++a) {
+      const double x = positions.coordinate(t, a, sequence);
+      if (!(x >= (signs ? -limit : 0.0) && x <= limit)) {
+        out_of_range(
+            "rope: fractional coordinate %zu of token %zu, %.17g, is outside [%s, 2^53 - 1]", a, t,
+            x, signs ? "-(2^53 - 1)" : "0");
+      }
+    }
+  }
+}
+
+// A query scale's factor is a function of an integer position: fractional positions have none.
+ROPE_DETAIL_COLD inline void check_scaled_positions(const Positions& positions, TokenRange range) {
+  if (positions.is_fractional() && range.first != range.last) {
+    invalid(
+        "rope: a query scale is a function of integer positions: fractional positions (a "
+        "Positions of doubles) take no query scale");
+  }
+}
+
 // Checks the positions of tokens [range.first, range.last) of a call whose sequences have
 // `sequence` tokens, for a Rotary of `axes` axes: one coordinate per token, or `axes`; each in
 // [0, 2^53 − 1], or, for multi-axis coordinates of a Rotary with signed ones (`negative`), in
@@ -511,6 +540,7 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_positions(
             positions.axes(), axes);
   }
   if (!coordinates) return;
+  if (positions.is_fractional()) return check_fractional(positions, range, sequence, negative);
   if (positions.is_consecutive()) {
     // first + t mod sequence rises within a sequence: O(1), the first token outside [0, 2^53 − 1]
     // found from the range's ends (a sum that would wrap around int64 is named as a sum).

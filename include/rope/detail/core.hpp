@@ -71,7 +71,7 @@ class Core {
 
  private:
   static std::size_t checked_table_size(const Options& options, std::size_t rotary_dim);
-  RowsOfTable<C> rows() const noexcept { return {&table_, axes_, &axis_of_entry_}; }
+  RowsOfTable<C> rows() const noexcept { return {&table_, axes_, &axis_of_entry_, &axis_of_pair_}; }
   // Interleaved pairs that do not rotate are the end of the slice; half_split ones a gap in it.
   Slice slice() const noexcept {
     const std::size_t width = layout() == Layout::interleaved ? 2 * pairs_ : rotary_dim_;

@@ -403,7 +403,10 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_fused(const Fused& f, std::size_t h
   }
   check_read_outside(f, head_size, "q norm weight", weight_bytes(f.q_norm, f.q()));
   check_read_outside(f, head_size, "k norm weight", weight_bytes(f.k_norm, f.k()));
-  if (f.scale != nullptr) check_query_scale(*f.scale);
+  if (f.scale != nullptr) {
+    check_query_scale(*f.scale);
+    check_scaled_positions(positions, range);
+  }
   if (scaled(f.quantization, *f.scales)) {
     check_cache_scales(f, "cache", f.quantization, *f.scales, f.k_out(), head_size, positions,
                        range);

@@ -1,7 +1,8 @@
 // The row sources of walk.hpp: where a token's row of cos and sin comes from.
 //
 //   TableRows  a Rotary's table; a row past the table computed as the table computes its rows;
-//              for multi-axis positions, a row put together from the rows of the coordinates.
+//              for multi-axis positions, a row put together from the rows of the coordinates;
+//              for fractional positions, a row computed from the coordinates.
 //   FixedRow   one row for every token (Rotary::shift).
 //   CacheRows  a caller's cos/sin caches (CachedRotary), gathered into the kernels' format, one
 //              cache row per axis for multi-axis positions.
@@ -41,6 +42,7 @@ struct RowsOfTable {
   const Table<C>* table;
   std::size_t axes;                          // of the Rotary
   const std::vector<std::uint8_t>* entries;  // axis of each row entry (entries_of)
+  const std::vector<std::uint8_t>* pairs;    // axis of each pair of the row
 
   // The table row of position m, or the row past the table that the calling thread keeps
   // (detail/kept_rows.hpp).
@@ -72,6 +74,16 @@ struct RowsOfTable {
       const bool sine = interleaved ? k % 2 == 1 : k >= half;
       out[k] = sine ? -row[k] : row[k];
     }
+    return out;
+  }
+
+  // The row of fractional coordinates (one, or one per axis) of token t, computed into scratch.
+  ROPE_DETAIL_NOINLINE const C* fractional_row(const Positions& positions, std::size_t t,
+                                               std::size_t sequence, Scratch<C>& scratch) const {
+    C* const out = scratch.room(table->head_size());
+    double x[Axes::kMaxAxes];
+    for (std::size_t a = 0; a < positions.axes(); ++a) x[a] = positions.coordinate(t, a, sequence);
+    table->fractional_row(x, positions.axes() == 1 ? nullptr : pairs->data(), out);
     return out;
   }
 
@@ -115,6 +127,7 @@ struct TableRows {
   std::size_t sequence;  // tokens per sequence of the call's views
 
   const C* row(std::size_t t, Scratch<C>& scratch) const {
+    if (positions->is_fractional()) return rows.fractional_row(*positions, t, sequence, scratch);
     if (positions->axes() == 1) return rows.row_at(positions->at(t, 0, sequence));
     std::int64_t p[Axes::kMaxAxes];
     for (std::size_t a = 0; a < rows.axes; ++a) p[a] = positions->at(t, a, sequence);
