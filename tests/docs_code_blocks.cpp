@@ -12,8 +12,9 @@
 //             (add_subdirectory).
 //   ```sh     commands: README's are the ones CI runs. Elsewhere each command is one of README's,
 //             or runs cmake, ctest, python3, g++ (the compile lines, built by docs_compile_line)
-//             or a program built from bench/ or examples/ (by path under build/), or is an
-//             export; every repository file it names exists.
+//             or a program built from bench/ or examples/ (by path under build/), or a script
+//             of bench/ (bench/ab/compare.sh), or is an export; every repository file it names
+//             exists.
 //   ```text   diagrams and output, not code.
 // Any other fence fails. Usage: docs_code_blocks <source dir> <programs dir>; prints every
 // offending block.
@@ -127,13 +128,20 @@ std::string check_commands(const fs::path& root, const std::string& text,
     for (const char* tool : {"cmake", "ctest", "python3", "g++", "export"}) {
       known = known || word[0] == tool;
     }
+    // A measuring script of bench/ (bench/ab/compare.sh), run from the source tree.
+    const std::string& first = word.empty() ? command : word[0];
+    if (!known && first.rfind("bench/", 0) == 0 && first.size() > 3 &&
+        first.compare(first.size() - 3, 3, ".sh") == 0) {
+      known = fs::exists(root / first);
+    }
     if (!known && word[0].rfind("build/", 0) == 0) {
       const std::string program = fs::path(word[0]).filename().string();
       known = fs::exists(root / "bench" / (program + ".cpp")) ||
               fs::exists(root / "examples" / (program + ".cpp"));
     }
     if (!known) {
-      problem += "  not a README command, cmake, ctest, python3, g++, export or a built program: " +
+      problem += "  not a README command, cmake, ctest, python3, g++, export, a built program or "
+                 "a bench/ script: " +
                  command + "\n";
     }
     for (const auto& w : word) {

@@ -103,15 +103,13 @@ class Positions {
   std::size_t token_stride() const noexcept { return token_stride_; }
 
   /// Coordinate `axis` of token `token` of one sequence (consecutive: first + token).
-  /// Unchecked; a fractional coordinate is truncated toward 0 (0 outside ±(2^53 − 1) and for
-  /// NaN); coordinate() reads it whole.
+  /// Unchecked. Integer positions only: 0 for fractional ones, which coordinate() reads (this
+  /// is read for every token, and a conversion here cost the integer calls 1–2 %).
   std::int64_t operator()(std::size_t token, std::size_t axis = 0) const noexcept {
     if (consecutive_) return first_ + static_cast<std::int64_t>(token);
     const std::size_t i = axis * axis_stride_ + token * token_stride_;
     if (int64_ != nullptr) return int64_[i];
-    if (int32_ != nullptr) return std::int64_t{int32_[i]};
-    const double x = double_[i], limit = static_cast<double>(kMaxPosition);
-    return x >= -limit && x <= limit ? static_cast<std::int64_t>(x) : 0;
+    return int32_ != nullptr ? std::int64_t{int32_[i]} : 0;
   }
 
   /// Coordinate `axis` of token `token` of a call whose sequences are `sequence` tokens long.

@@ -1,0 +1,185 @@
+// The calls that bench/ab/compare.sh times, compiled once per build compared: a shared object
+// whose only visible symbols are the C functions below, so that two builds of the library (two
+// revisions, or one revision under two sets of flags) live side by side in one process, each
+// with its own copy of every inline function and template.
+//
+// Each row is one call shape: a Rotary, its buffers (allocated by the driver, the same bytes for
+// every build) and its positions. Only calls spelled alike in every release are used, so that this
+// file compiles against older revisions' headers.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include <rope/rope.hpp>
+
+#define AB_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+enum class Call { apply, apply_out_of_place, apply_qk, multi_axis };
+enum class Type { f32, f16 };
+
+struct Row {
+  Call call;
+  Type type;
+  rope::Layout layout;
+  std::size_t head_size, heads, kv_heads, tokens;  // kv_heads: apply_qk's keys
+  std::string name;
+};
+
+std::vector<Row> make_rows() {
+  std::vector<Row> rows;
+  const auto layout_name = [](rope::Layout l) {
+    return l == rope::Layout::interleaved ? std::string("interleaved") : std::string("half_split");
+  };
+  const auto add = [&](Call call, Type type, rope::Layout layout, std::size_t d, std::size_t heads,
+                       std::size_t kv_heads, std::size_t tokens) {
+    const char* call_name = call == Call::apply                ? "apply"
+                            : call == Call::apply_out_of_place ? "apply_out_of_place"
+                            : call == Call::apply_qk           ? "apply_qk"
+                                                               : "multi_axis";
+    std::string shape = "d" + std::to_string(d) + "x" + std::to_string(heads);
+    if (kv_heads != 0) shape += "+" + std::to_string(kv_heads);
+    rows.push_back({call, type, layout, d, heads, kv_heads, tokens,
+                    std::string(call_name) + "/" + (type == Type::f32 ? "float" : "half") + "/" +
+                        layout_name(layout) + "/" + shape + "/t" + std::to_string(tokens)});
+  };
+  const rope::Layout layouts[] = {rope::Layout::half_split, rope::Layout::interleaved};
+  // In place, Llama 3 8B's 32 + 8 heads in one buffer: decode, a chunk, a prefill, out of cache.
+  for (const Type type : {Type::f32, Type::f16}) {
+    for (const rope::Layout layout : layouts) {
+      for (const std::size_t tokens : {1, 16, 512, 4096}) {
+        add(Call::apply, type, layout, 128, 40, 0, tokens);
+      }
+    }
+  }
+  for (const rope::Layout layout : layouts) {
+    add(Call::apply, Type::f32, layout, 64, 32, 0, 512);
+    add(Call::apply, Type::f32, layout, 256, 8, 0, 512);
+    for (const std::size_t tokens : {1, 512, 4096}) {
+      add(Call::apply_out_of_place, Type::f32, layout, 128, 40, 0, tokens);
+      add(Call::apply_qk, Type::f32, layout, 128, 32, 8, tokens);
+    }
+  }
+  // Multi-axis: Qwen2-VL's sections on image tokens (q and k of 28 + 4 heads).
+  for (const std::size_t tokens : {1, 512}) {
+    add(Call::multi_axis, Type::f32, rope::Layout::half_split, 128, 28, 4, tokens);
+  }
+  return rows;
+}
+
+const std::vector<Row>& rows() {
+  static const std::vector<Row> all = make_rows();
+  return all;
+}
+
+std::size_t element_size(const Row& r) { return r.type == Type::f32 ? 4 : 2; }
+std::size_t row_elements(const Row& r) { return (r.heads + r.kv_heads) * r.head_size; }
+
+// What a build makes for a row: its Rotary, and the call on the driver's buffers.
+struct Made {
+  virtual ~Made() = default;
+  virtual void run(void* const* buffers, long repeat) = 0;
+};
+
+template <class T>
+struct Rotating final : Made {
+  Row row;
+  rope::Rotary<T> rot;
+  Rotating(const Row& r, const rope::Options& options) : row(r), rot(options) {}
+
+  void run(void* const* buffers, long repeat) override {
+    T* x = static_cast<T*>(buffers[0]);
+    T* dst = static_cast<T*>(buffers[1]);
+    const auto* positions = static_cast<const std::int64_t*>(buffers[2]);
+    const std::size_t d = row.head_size, stride = row_elements(row), t = row.tokens;
+    for (long i = 0; i < repeat; ++i) {
+      switch (row.call) {
+        case Call::apply:
+          rot.apply(x, t, row.heads, positions);
+          break;
+        case Call::apply_out_of_place:
+          rot.apply(rope::View<const T>::contiguous(x, t, row.heads, d),
+                    rope::View<T>::contiguous(dst, t, row.heads, d), positions);
+          break;
+        case Call::apply_qk:
+          rot.apply_qk(rope::View<T>(x, t, row.heads, stride, d),
+                       rope::View<T>(x + row.heads * d, t, row.kv_heads, stride, d), positions);
+          break;
+        case Call::multi_axis:
+          rot.apply_qk(rope::View<T>(x, t, row.heads, stride, d),
+                       rope::View<T>(x + row.heads * d, t, row.kv_heads, stride, d),
+                       rope::Positions::token_major(positions, 3));
+          break;
+      }
+    }
+  }
+};
+
+}  // namespace
+
+AB_EXPORT int ab_rows() { return static_cast<int>(rows().size()); }
+
+AB_EXPORT const char* ab_name(int row) { return rows()[std::size_t(row)].name.c_str(); }
+
+// Bytes of buffer k of a row: 0 the rotated elements (q and k for apply_qk), 1 dst (out of place),
+// 2 the positions (int64, one or three per token).
+AB_EXPORT std::size_t ab_bytes(int row, int k) {
+  const Row& r = rows()[std::size_t(row)];
+  const std::size_t elements = r.tokens * row_elements(r) * element_size(r);
+  if (k == 0) return elements;
+  if (k == 1) return r.call == Call::apply_out_of_place ? elements : 0;
+  return r.tokens * (r.call == Call::multi_axis ? 3 : 1) * sizeof(std::int64_t);
+}
+
+// Fills the buffers: values in [−1, 1), positions 0 .. tokens − 1 (one token: position 4000;
+// multi-axis: image tokens of a 16-column grid after 7 text tokens, Qwen2-VL's numbering).
+AB_EXPORT void ab_fill(int row, void* const* buffers) {
+  const Row& r = rows()[std::size_t(row)];
+  const std::size_t n = r.tokens * row_elements(r);
+  std::uint32_t state = 1;
+  for (std::size_t i = 0; i < n; ++i) {
+    state = state * 1664525U + 1013904223U;
+    const float v = float(state >> 8) * (2.0F / 16777216.0F) - 1.0F;
+    if (r.type == Type::f32) {
+      static_cast<float*>(buffers[0])[i] = v;
+    } else {
+      static_cast<Eigen::half*>(buffers[0])[i] = Eigen::half(v);
+    }
+  }
+  auto* p = static_cast<std::int64_t*>(buffers[2]);
+  for (std::size_t t = 0; t < r.tokens; ++t) {
+    if (r.call == Call::multi_axis) {
+      const auto i = std::int64_t(t);
+      p[3 * t] = 7;
+      p[3 * t + 1] = 7 + i / 16;
+      p[3 * t + 2] = 7 + i % 16;
+    } else {
+      p[t] = r.tokens == 1 ? 4000 : std::int64_t(t);
+    }
+  }
+}
+
+AB_EXPORT void* ab_make(int row) {
+  const Row& r = rows()[std::size_t(row)];
+  rope::Options options;
+  options.head_size = r.head_size;
+  options.layout = r.layout;
+  if (r.call == Call::multi_axis) {
+    options.base = 1000000.0;
+    options.axes = rope::Axes::sections({16, 24, 24});
+  }
+  if (r.type == Type::f32) return new Rotating<float>(r, options);
+  return new Rotating<Eigen::half>(r, options);
+}
+
+AB_EXPORT void ab_run(void* made, void* const* buffers, long repeat) {
+  static_cast<Made*>(made)->run(buffers, repeat);
+}
+
+AB_EXPORT void ab_free(void* made) { delete static_cast<Made*>(made); }
