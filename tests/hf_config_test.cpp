@@ -793,8 +793,8 @@ TEST_CASE("hf_model_type: the closed table of model types and their sources", "[
   const std::vector<std::string> listed = lines("hf_model_types.txt");
   const std::vector<std::string> unread = lines("hf_model_types_unread.txt");
   REQUIRE(listed.size() > 500);
-  const std::vector<std::string> outside = {"deepseek_v32", "deepseek_v4", "gemma4",
-                                            "gemma4_text",  "kimi_k2",     "phi3_v"};
+  const std::vector<std::string> outside = {"deepseek_v32",  "deepseek_v4", "gemma4", "gemma4_text",
+                                            "gemma4_vision", "kimi_k2",     "phi3_v"};
   const auto has = [](const std::vector<std::string>& v, const std::string& t) {
     return std::find(v.begin(), v.end(), t) != v.end();
   };
@@ -1401,4 +1401,18 @@ TEST_CASE("E58: no rope_theta for a model type whose class default is not known"
   Json llama = small_config("llama", 2, Json::object());
   llama.erase("rope_theta");
   CHECK(rope::hf_rope(llama).options.base == 10000.0);
+}
+
+TEST_CASE("hf_rope: Gemma 4's vision encoder is two Rotaries, not a text model's RoPE",
+          "[hf_config]") {
+  // Its rope_parameters read like a text model's (rope_theta 100, rope_type "default"), but its
+  // apply_multidimensional_rope pairs inside two blocks: the reader says so instead of answering.
+  const Json vision = {{"model_type", "gemma4_vision"},
+                       {"head_dim", 72},
+                       {"num_attention_heads", 16},
+                       {"hidden_size", 1152},
+                       {"rope_parameters", {{"rope_theta", 100.0}, {"rope_type", "default"}}}};
+  rope_test::require_invalid([&] { rope::hf_rope(vision); },
+                             {"model type \"gemma4_vision\" is not a text model",
+                              "apply_multidimensional_rope", "two Rotaries", "docs/multimodal.md"});
 }
