@@ -8,8 +8,7 @@
 // file compiles against older revisions' headers.
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
-#include <memory>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -53,7 +52,7 @@ std::vector<Row> make_rows() {
   // In place, Llama 3 8B's 32 + 8 heads in one buffer: decode, a chunk, a prefill, out of cache.
   for (const Type type : {Type::f32, Type::f16}) {
     for (const rope::Layout layout : layouts) {
-      for (const std::size_t tokens : {1, 16, 512, 4096}) {
+      for (const std::size_t tokens : std::initializer_list<std::size_t>{1, 16, 512, 4096}) {
         add(Call::apply, type, layout, 128, 40, 0, tokens);
       }
     }
@@ -61,13 +60,13 @@ std::vector<Row> make_rows() {
   for (const rope::Layout layout : layouts) {
     add(Call::apply, Type::f32, layout, 64, 32, 0, 512);
     add(Call::apply, Type::f32, layout, 256, 8, 0, 512);
-    for (const std::size_t tokens : {1, 512, 4096}) {
+    for (const std::size_t tokens : std::initializer_list<std::size_t>{1, 512, 4096}) {
       add(Call::apply_out_of_place, Type::f32, layout, 128, 40, 0, tokens);
       add(Call::apply_qk, Type::f32, layout, 128, 32, 8, tokens);
     }
   }
   // Multi-axis: Qwen2-VL's sections on image tokens (q and k of 28 + 4 heads).
-  for (const std::size_t tokens : {1, 512}) {
+  for (const std::size_t tokens : std::initializer_list<std::size_t>{1, 512}) {
     add(Call::multi_axis, Type::f32, rope::Layout::half_split, 128, 28, 4, tokens);
   }
   return rows;
