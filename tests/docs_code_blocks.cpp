@@ -140,9 +140,10 @@ std::string check_commands(const fs::path& root, const std::string& text,
               fs::exists(root / "examples" / (program + ".cpp"));
     }
     if (!known) {
-      problem += "  not a README command, cmake, ctest, python3, g++, export, a built program or "
-                 "a bench/ script: " +
-                 command + "\n";
+      problem +=
+          "  not a README command, cmake, ctest, python3, g++, export, a built program or "
+          "a bench/ script: " +
+          command + "\n";
     }
     for (const auto& w : word) {
       for (const char* dir : {"bench/", "docs/", "examples/", "include/", "tests/"}) {
