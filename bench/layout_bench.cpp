@@ -976,6 +976,48 @@ void multi_axis(benchmark::State& state, AxisKind kind, std::size_t tokens) {
                           std::int64_t(2 * tokens * (q_heads + kv_heads) * d * sizeof(float)));
 }
 
+// Gemma 4's vision encoder (16 heads of 72, base 100), q of a [patches][16][72] buffer at the
+// (x, y) of a grid of patches 56 wide:
+//   one_pass   gemma4_vision_options: half_split pairs within the two blocks, one call;
+//   two_calls  the form before it: one Rotary per block (rotary_dim 36, rotary_offset 0 and 36),
+//              each with its one coordinate per token;
+//   axial      Axes::axial() without the flag (pairs across the head): the kernel's usual pass.
+enum class BlockPass { one_pass, two_calls, axial };
+
+void blocks_within(benchmark::State& state, BlockPass pass, std::size_t tokens) {
+  constexpr std::size_t d = 72, heads = 16;
+  Buffer<float> q = filled<float>(tokens * heads * d, 1);
+  rope::Options options = rope::gemma4_vision_options(d);
+  if (pass == BlockPass::axial) options.axes = rope::Axes::axial();
+  const rope::Rotary<float> rot(options);
+  std::vector<std::int64_t> xy(2 * tokens), x(tokens), y(tokens);
+  for (std::size_t t = 0; t < tokens; ++t) {
+    xy[2 * t] = x[t] = std::int64_t(t % 56);
+    xy[2 * t + 1] = y[t] = std::int64_t(t / 56);
+  }
+  std::vector<rope::Rotary<float>> blocks;
+  for (std::size_t b = 0; b < 2; ++b) {
+    rope::Options o;
+    o.head_size = d;
+    o.base = 100.0;
+    o.rotary_dim = d / 2;
+    o.rotary_offset = b * d / 2;
+    blocks.emplace_back(o);
+  }
+  const rope::View<float> view = rope::View<float>::contiguous(q.data(), tokens, heads, d);
+  for (auto _ : state) {
+    if (pass == BlockPass::two_calls) {
+      blocks[0].apply(view, x.data());
+      blocks[1].apply(view, y.data());
+    } else {
+      rot.apply(view, rope::Positions::token_major(xy.data(), 2));
+    }
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(std::int64_t(state.iterations()) *
+                          std::int64_t(2 * tokens * heads * d * sizeof(float)));
+}
+
 // --- registration and the summary table ---------------------------------------------------------
 
 std::string name(const std::string& kernel, const char* type, const Shape& shape) {
@@ -1388,6 +1430,18 @@ int main(int argc, char** argv) {
       benchmark::RegisterBenchmark(("multi_axis/" + std::string(kind_name) + shape).c_str(),
                                    multi_axis, kind, tokens);
     }
+  }
+  for (const std::size_t tokens : {1U, 256U, 2520U}) {
+    const std::string shape = "/float/d72x16/t" + std::to_string(tokens);
+    const std::pair<const char*, BlockPass> passes[] = {{"one_pass", BlockPass::one_pass},
+                                                        {"two_calls", BlockPass::two_calls},
+                                                        {"axial", BlockPass::axial}};
+    for (const auto& [pass_name, pass] : passes) {
+      benchmark::RegisterBenchmark(("blocks_within/" + std::string(pass_name) + shape).c_str(),
+                                   blocks_within, pass, tokens);
+    }
+    benchmark::RegisterBenchmark(("blocks_within/limit" + shape).c_str(), limit_in_place<float>,
+                                 Shape{72, 16, 0, tokens});
   }
   // --rows: print every run as Google Benchmark does; by default only the summary table.
   bool rows = false;

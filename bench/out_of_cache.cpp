@@ -92,11 +92,12 @@ void kernel_only(benchmark::State& state, rope::Layout layout, Rows rows) {
   const float* row = rot.table().row(0);
   const rope::detail::Kernel kernel = rope::detail::kernel_for<kHeadSize / 2, float>(layout);
   constexpr std::size_t kToken = kHeads * kHeadSize, kHeadBytes = kHeadSize * sizeof(float);
+  const rope::detail::Slice slice{0, kHeadSize, kHeadSize, kHeadSize / 2};
   for (auto _ : state) {
     for (std::size_t t = 0; t < kTokens; ++t) {
       float* token = x().data() + t * kToken;
-      kernel(rope::detail::AnyHeads{token, kHeadBytes, token, kHeadBytes, kHeads}, row,
-             kHeadSize / 2, kHeadSize / 2, false);
+      kernel(rope::detail::AnyHeads{token, kHeadBytes, token, kHeadBytes, kHeads}, row, slice,
+             false);
     }
     benchmark::ClobberMemory();
   }

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <Eigen/Core>
@@ -197,27 +198,34 @@ TEMPLATE_TEST_CASE(
   constexpr std::size_t d = 64, tokens = 9, hq = 4, hk = 2, rows = 32;
   std::mt19937_64 rng(31);
   const std::vector<std::int64_t> positions = {0, 31, 5, 7, 7, 1, 30, 2, 3};
+  // One axis; M-RoPE sections; two blocks whose half_split pairs stay inside them (Gemma 4's
+  // vision encoder's pairing).
+  const std::pair<const char*, rope::Axes> maps[] = {
+      {"one axis", rope::Axes()},
+      {"M-RoPE sections {8, 12, 12}", rope::Axes::sections({8, 12, 12})},
+      {"axial, pairs within blocks", rope::Axes::axial().with_pairs_within_blocks()}};
   for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
-    for (const bool multi_axis : {false, true}) {
-      INFO(rope::to_string(layout) << (multi_axis ? ", M-RoPE sections {8, 12, 12}" : ""));
+    for (const auto& [map_name, axes] : maps) {
+      INFO(rope::to_string(layout) << ", " << map_name);
       rope::Options options;
       options.head_size = d;
       options.layout = layout;
       options.max_positions = rows;
       rope::CosSinOptions cache_options{d, layout, 0, 0};
-      if (multi_axis) options.axes = cache_options.axes = rope::Axes::sections({8, 12, 12});
+      options.axes = cache_options.axes = axes;
       const rope::Rotary<T> rot(options);
       const rope::CachedRotary<T> cached(cache_options);
       const TableCache<T> table(rot);
-      // Three coordinates per token for M-RoPE (the last token's differ), one otherwise.
+      // Several coordinates per token for a multi-axis map (the last token's differ), else one.
+      const std::size_t count = axes.count();
       std::vector<std::int64_t> coordinates;
       for (std::size_t t = 0; t < tokens; ++t) {
-        for (std::size_t a = 0; a < (multi_axis ? 3U : 1U); ++a) {
+        for (std::size_t a = 0; a < count; ++a) {
           coordinates.push_back(positions[t] + std::int64_t(t + 1 == tokens ? a : 0));
         }
       }
-      const rope::Positions at =
-          multi_axis ? rope::Positions::token_major(coordinates.data(), 3) : coordinates.data();
+      const rope::Positions at = count > 1 ? rope::Positions::token_major(coordinates.data(), count)
+                                           : rope::Positions(coordinates.data());
       const std::vector<T> q0 = rope_test::random_vector<T>(tokens * hq * d, rng);
       const std::vector<T> k0 = rope_test::random_vector<T>(tokens * hk * d, rng);
       const auto q_view = [&](std::vector<T>& v) {

@@ -1032,6 +1032,28 @@ TEST_CASE("E95: a CachedRotary with signed coordinates", "[errors][E95]") {
                   {"CachedRotary reads cache rows by position", "need a Rotary"});
 }
 
+TEST_CASE("E101: pairs within blocks on a map without blocks", "[errors][E101]") {
+  rope::Options options;
+  options.head_size = 16;
+  options.axes = rope::Axes::sections({2, 3, 3}).with_pairs_within_blocks();
+  require_invalid([&] { const rope::Rotary<float> rot(options); },
+                  {"pairs within blocks need a map of blocks", "this map (Axes::sections)"});
+  options.axes = rope::Axes::custom(2, {0, 1, 0, 1, 0, 1, 0, 1}).with_pairs_within_blocks();
+  require_invalid([&] { const rope::Rotary<double> rot(options); }, {"(Axes::custom) has none"});
+  options.axes = rope::Axes().with_pairs_within_blocks();
+  require_invalid([&] { const rope::Rotary<float> rot(options); }, {"(one axis) has none"});
+  rope::CosSinOptions cached;
+  cached.head_size = 16;
+  cached.axes = rope::Axes::mrope_interleaved({3, 3, 2}).with_pairs_within_blocks();
+  require_invalid([&] { const rope::CachedRotary<float> rot(cached); },
+                  {"(Axes::mrope_interleaved) has none"});
+  // The maps of blocks are accepted.
+  options.axes = rope::Axes::axial().with_pairs_within_blocks();
+  REQUIRE(rope::Rotary<float>(options).axes() == 2);
+  options.axes = rope::Axes::blocks({4, 12}).with_pairs_within_blocks();
+  REQUIRE(rope::Rotary<float>(options).axes() == 2);
+}
+
 TEST_CASE("E49: an empty image or video, or a video interval that is not > 0", "[errors][E49]") {
   rope::MultimodalPositions p;
   p.text(2);

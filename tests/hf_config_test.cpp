@@ -1403,16 +1403,72 @@ TEST_CASE("E58: no rope_theta for a model type whose class default is not known"
   CHECK(rope::hf_rope(llama).options.base == 10000.0);
 }
 
-TEST_CASE("hf_rope: Gemma 4's vision encoder is two Rotaries, not a text model's RoPE",
-          "[hf_config]") {
-  // Its rope_parameters read like a text model's (rope_theta 100, rope_type "default"), but its
-  // apply_multidimensional_rope pairs inside two blocks: the reader says so instead of answering.
+TEST_CASE("hf_rope: Gemma 4's vision encoder, its vision_config alone", "[hf_config]") {
+  // Gemma4VisionRotaryEmbedding: inv_freq = 1 / rope_theta^(arange(0, dim/2, 2) / (dim/2)) for
+  // each of the two spatial blocks, applied by apply_multidimensional_rope with rotate_half inside
+  // each block; rope_type "default" in some configs, "axial" in others.
+  Json vision = {{"model_type", "gemma4_vision"},
+                 {"head_dim", 72},
+                 {"num_attention_heads", 16},
+                 {"hidden_size", 1152},
+                 {"rope_parameters", {{"rope_theta", 100.0}, {"rope_type", "default"}}}};
+  for (const char* rope_type : {"default", "axial"}) {
+    INFO(rope_type);
+    vision["rope_parameters"]["rope_type"] = rope_type;
+    const rope::HfRope read = rope::hf_rope(vision);
+    CHECK(read.model_type == "gemma4_vision");
+    CHECK(read.rope_type == rope_type);
+    CHECK(read.options.head_size == 72);
+    CHECK(read.options.base == 100.0);
+    CHECK(read.options.layout == rope::Layout::half_split);
+    CHECK(read.options.axes.count() == 2);
+    CHECK(read.options.axes.pairs_within_blocks());
+    CHECK(read.options.axes.signed_coordinates());
+    const rope::Rotary<float> rot(read.options);
+    const std::size_t spatial = 36;
+    REQUIRE(rot.inverse_frequencies().size() == spatial);
+    for (std::size_t i = 0; i < spatial; ++i) {
+      const std::size_t k = i % (spatial / 2);  // both blocks: arange(0, spatial, 2)[k]
+      const double inv_freq = 1.0 / std::pow(100.0, double(2 * k) / double(spatial));
+      CHECK(std::abs(rot.inverse_frequencies()[i] - inv_freq) <= theta_tolerance(100.0) * inv_freq);
+    }
+  }
+  // No head_dim: hidden_size / num_attention_heads (768 / 12 for the smaller towers).
+  const Json small = {{"model_type", "gemma4_vision"},
+                      {"num_attention_heads", 12},
+                      {"hidden_size", 768},
+                      {"rope_parameters", {{"rope_theta", 100.0}, {"rope_type", "default"}}}};
+  CHECK(rope::hf_rope(small).options.head_size == 64);
+  // hf_layers reads text models' layers: the vision encoder is not one.
+  rope_test::require_invalid([&] { rope::hf_layers(vision); },
+                             {"model type \"gemma4_vision\" is not a text model",
+                              "apply_multidimensional_rope", "gemma4_vision_options"});
+}
+
+TEST_CASE("E56, E57, E58, E63: what hf_rope does not read by guess in Gemma 4's vision_config",
+          "[errors][E56][E57][E58][E63]") {
   const Json vision = {{"model_type", "gemma4_vision"},
                        {"head_dim", 72},
-                       {"num_attention_heads", 16},
-                       {"hidden_size", 1152},
-                       {"rope_parameters", {{"rope_theta", 100.0}, {"rope_type", "default"}}}};
-  rope_test::require_invalid([&] { rope::hf_rope(vision); },
-                             {"model type \"gemma4_vision\" is not a text model",
-                              "apply_multidimensional_rope", "two Rotaries", "docs/multimodal.md"});
+                       {"rope_parameters", {{"rope_theta", 100.0}, {"rope_type", "axial"}}}};
+  CHECK(rope::hf_rope(vision).options.head_size == 72);
+  Json other = vision;
+  other["rope_parameters"]["rope_type"] = "linear";
+  rope_test::require_invalid([&] { rope::hf_rope(other); },
+                             {"rope_parameters.rope_type \"linear\"", "\"default\" and \"axial\""});
+  other = vision;
+  other["rope_parameters"]["factor"] = 2.0;
+  rope_test::require_invalid([&] { rope::hf_rope(other); },
+                             {"rope_parameters.factor is not a key this reader understands"});
+  other = vision;
+  other["rope_parameters"].erase("rope_theta");
+  rope_test::require_invalid([&] { rope::hf_rope(other); },
+                             {"rope_parameters.rope_theta is required"});
+  other = vision;
+  other["head_dim"] = 70;
+  rope_test::require_invalid([&] { rope::hf_rope(other); },
+                             {"head size 70 (head_dim) is not a multiple of 4"});
+  rope::HfRequest interleaved;
+  interleaved.layout = rope::Layout::interleaved;
+  rope_test::require_invalid([&] { rope::hf_rope(vision, interleaved); },
+                             {"HfRequest::layout is interleaved", "gemma4_vision"});
 }

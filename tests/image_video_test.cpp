@@ -358,54 +358,196 @@ TEST_CASE("latent_positions: each model's ids from its grid", "[multi_axis][bloc
   REQUIRE(both[1] == -42);  // −(83 − 41)
 }
 
-TEST_CASE("Gemma 4's vision encoder: rotate_half inside each block, as two calls",
-          "[multi_axis][blocks]") {
-  // HuggingFace's apply_multidimensional_rope: the head splits into 2 blocks of
-  // c = 2·⌊d/4⌋ coordinates; block a rotates by coordinate a with rotate_half inside the block
-  // (pairs (i, i + c/2)) and θ_i = base^(−2i/c), base 100. Two Rotaries with rotary_dim c and
-  // rotary_offset 0 and c, one coordinate each; transcribed here in float64 on a 12 × 10 grid.
-  const std::size_t d = 72, c = 2 * (d / 4), heads = 3;
-  const double base = 100.0;
-  std::vector<std::array<std::int64_t, 2>> xy;
-  for (std::int64_t r = 0; r < 12; ++r) {
-    for (std::int64_t col = 0; col < 10; ++col) xy.push_back({col, r});
+namespace {
+
+// Half_split pairs inside blocks, in float64, for one head of d coordinates: block b is the
+// `widths[b]` coordinates after the blocks before it, from `offset`; it rotates by coordinate
+// ids[b] with rotate_half inside the block (pairs (i, i + w/2)) and θ_i = bases[b]^(−2i/w), as
+// HuggingFace's apply_multidimensional_rope applies Gemma4VisionRotaryEmbedding's cos and sin
+// (there: two blocks of w = d/2, one base). Coordinates outside the blocks are kept. Returns the
+// result and, per coordinate, |a| + |b| of its pair (0 outside the blocks) for the bound.
+std::pair<std::vector<double>, std::vector<double>> blocks_rotate_half(
+    const std::vector<double>& x, std::size_t offset, const std::vector<std::size_t>& widths,
+    const std::vector<double>& bases, const std::vector<double>& ids, bool inverse) {
+  std::vector<double> out = x, pair_abs(x.size(), 0.0);
+  std::size_t first = offset;
+  for (std::size_t b = 0; b < widths.size(); ++b) {
+    const std::size_t w = widths[b], h = w / 2;
+    for (std::size_t i = 0; i < w; ++i) {
+      const std::size_t k = i % h, e = first + i, partner = first + (i < h ? i + h : i - h);
+      const double angle =
+          (inverse ? -ids[b] : ids[b]) / std::pow(bases[b], 2.0 * double(k) / double(w));
+      const double rotated = i < h ? -x[partner] : x[partner];  // rotate_half
+      out[e] = x[e] * std::cos(angle) + rotated * std::sin(angle);
+      pair_abs[e] = std::abs(x[e]) + std::abs(x[partner]);
+    }
+    first += w;
   }
-  const std::size_t tokens = xy.size();
-  std::mt19937_64 rng(4400);
-  const std::vector<float> input = rope_test::random_vector<float>(tokens * heads * d, rng);
-  std::vector<float> x = input;
-  for (std::size_t a = 0; a < 2; ++a) {
-    rope::Options o;
-    o.head_size = d;
-    o.base = base;
-    o.rotary_dim = c;
-    o.rotary_offset = a * c;
-    const rope::Rotary<float> block(o);
-    std::vector<std::int64_t> coordinate(tokens);
-    for (std::size_t t = 0; t < tokens; ++t) coordinate[t] = xy[t][a];
-    block.apply(x.data(), tokens, heads, coordinate.data());
-  }
+  return {out, pair_abs};
+}
+
+// Every head of `got` against blocks_rotate_half of the same head of `input`, each token t at
+// coordinates ids[t·count ..], within output_bound<T> at the largest coordinate; the worst ratio.
+template <class T>
+double worst_blocks_ratio(const std::vector<T>& input, const std::vector<T>& got, std::size_t d,
+                          std::size_t heads, std::size_t offset,
+                          const std::vector<std::size_t>& widths, const std::vector<double>& bases,
+                          const std::vector<std::int64_t>& ids, bool inverse) {
+  const std::size_t count = widths.size(), tokens = ids.size() / count;
+  const double largest = double(*std::max_element(ids.begin(), ids.end()));
+  const double base = *std::max_element(bases.begin(), bases.end());
   rope_test::WorstCoordinate worst;
   for (std::size_t t = 0; t < tokens; ++t) {
+    const std::vector<double> at(ids.begin() + long(t * count),
+                                 ids.begin() + long((t + 1) * count));
     for (std::size_t h = 0; h < heads; ++h) {
-      const float* in = input.data() + (t * heads + h) * d;
-      const float* out = x.data() + (t * heads + h) * d;
-      for (std::size_t a = 0; a < 2; ++a) {
-        for (std::size_t i = 0; i < c; ++i) {
-          const std::size_t k = i % (c / 2), e = a * c + i;
-          const std::size_t partner = a * c + (i < c / 2 ? i + c / 2 : i - c / 2);
-          const double angle = double(xy[t][a]) / std::pow(base, 2.0 * double(k) / double(c));
-          const double rotated = i < c / 2 ? -double(in[partner]) : double(in[partner]);
-          const double expected = double(in[e]) * std::cos(angle) + rotated * std::sin(angle);
-          const double pair_abs = std::abs(double(in[e])) + std::abs(double(in[partner]));
-          const double bound = rope_test::output_bound<float>(pair_abs, 12, expected, base);
-          worst.note(std::abs(double(out[e]) - expected), bound, [&](std::ostream& s) {
-            s << "token " << t << " head " << h << " coordinate " << e;
-          });
-        }
+      const std::size_t first = (t * heads + h) * d;
+      const std::vector<double> in(input.begin() + long(first), input.begin() + long(first + d));
+      const auto [expected, pair_abs] = blocks_rotate_half(in, offset, widths, bases, at, inverse);
+      for (std::size_t i = 0; i < d; ++i) {
+        const double bound = rope_test::output_bound<T>(pair_abs[i], largest, expected[i], base);
+        worst.note(std::abs(double(got[first + i]) - expected[i]), bound, [&](std::ostream& s) {
+          s << "token " << t << " head " << h << " coordinate " << i;
+        });
       }
     }
   }
   INFO("worst coordinate: " << worst.where());
-  REQUIRE(worst.ratio() <= 1.0);
+  return worst.ratio();
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("Gemma 4's vision encoder in one pass: rotate_half inside each of two blocks",
+                   "[multi_axis][blocks][within]", float, double, Eigen::half, Eigen::bfloat16) {
+  // gemma4_vision_options: head 72 = two blocks of 36, block 0 by the patch's x (column), block 1
+  // by its y (row), base 100; a 12 × 10 grid of patches in row-major order, (x, y) each, the last
+  // one padding at (−1, −1) as the processor marks it (rotated by −θ, as the model does).
+  using T = TestType;
+  const std::size_t d = 72, heads = 3;
+  std::vector<std::int64_t> xy = rope::patch_positions({12, 10, 1, 0, true});
+  const std::size_t tokens = xy.size() / 2;
+  REQUIRE(xy[2 * 13] == 3);                        // token 13: column 3,
+  REQUIRE(xy[2 * 13 + 1] == 1);                    // row 1
+  xy[2 * (tokens - 1)] = xy[2 * tokens - 1] = -1;  // a padding patch of pixel_position_ids
+  std::mt19937_64 rng(4400);
+  const std::vector<T> input = rope_test::random_vector<T>(tokens * heads * d, rng);
+  const rope::Rotary<T> rot(rope::gemma4_vision_options(d));
+  const rope::Positions at = rope::Positions::token_major(xy.data(), 2);
+  for (const rope::Direction direction : {rope::Direction::forward, rope::Direction::inverse}) {
+    INFO((direction == rope::Direction::inverse ? "inverse" : "forward"));
+    std::vector<T> x = input;
+    rot.apply(rope::View<T>::contiguous(x.data(), tokens, heads, d), at, direction);
+    REQUIRE(worst_blocks_ratio(input, x, d, heads, 0, {36, 36}, {100.0, 100.0}, xy,
+                               direction == rope::Direction::inverse) <= 1.0);
+  }
+}
+
+TEST_CASE("Gemma 4's vision encoder as docs/multimodal.md writes it", "[multi_axis][docs]") {
+  const rope::Rotary<float> vision(rope::gemma4_vision_options(72));  // vision_config.head_dim
+  // (x, y) of each patch of a 48 x 64 grid, row by row, as pixel_position_ids gives them
+  const std::vector<std::int64_t> xy = rope::patch_positions({48, 64, 1, 0, true});
+  const std::size_t patches = xy.size() / 2;
+  std::vector<float> queries(patches * 16 * 72, 0.5f);  // 16 heads of 72, after q_norm
+  vision.apply(queries.data(), patches, 16, rope::Positions::token_major(xy.data(), 2));
+
+  REQUIRE(patches == 48 * 64);
+  // Patch 1 is at x = 1, y = 0: block 0's pair 0, coordinates (0, 18), turns by 1 radian; block
+  // 1 (coordinates 36 .. 71) by 0. Patch 64 is at x = 0, y = 1: the other way round.
+  const double c = 0.5 * std::cos(1.0), s = 0.5 * std::sin(1.0);
+  const auto near = [](float got, double want) {
+    return std::abs(double(got) - want) <= rope_test::output_bound<float>(1.0, 1.0, want, 100.0);
+  };
+  const float* one = queries.data() + 1 * 16 * 72;
+  const float* below = queries.data() + 64 * 16 * 72;
+  CHECK(near(one[0], c - s));
+  CHECK(near(one[18], c + s));
+  CHECK((one[36] == 0.5f && one[54] == 0.5f));
+  CHECK((below[0] == 0.5f && below[18] == 0.5f));
+  CHECK(near(below[36], c - s));
+  CHECK(near(below[54], c + s));
+}
+
+TEST_CASE("Pairs within blocks: the same bits as one Rotary per block, on every entry point",
+          "[multi_axis][blocks][within]") {
+  // Each block an ordinary half_split RoPE of its own width and base (rotary_dim and
+  // rotary_offset), called with that block's coordinate: the one-pass map must give its bits,
+  // in place, out of place, inverse, apply_qk and on 2 threads. Unequal blocks {16, 40} after 4
+  // coordinates left alone, bases 100 and 10000, head 64 (a partial slice).
+  const std::size_t d = 64, hq = 4, hk = 2, tokens = 37;
+  const std::vector<std::size_t> widths = {16, 40};
+  const std::vector<double> bases = {100.0, 10000.0};
+  rope::Options options;
+  options.head_size = d;
+  options.rotary_dim = 56;
+  options.rotary_offset = 4;
+  options.axes = rope::Axes::blocks(widths, bases).with_pairs_within_blocks();
+  const rope::Rotary<float> rot(options);
+  std::vector<std::int64_t> ids;
+  for (std::size_t t = 0; t < tokens; ++t) {
+    ids.push_back(std::int64_t(t % 5));
+    ids.push_back(std::int64_t(7 * t) + 3);  // rows of the table (max_positions 4096)
+  }
+  ids[2 * 36 + 1] = 70000;  // one row past the table
+  std::mt19937_64 rng(4401);
+  const std::vector<float> q0 = rope_test::random_vector<float>(tokens * hq * d, rng);
+  const std::vector<float> k0 = rope_test::random_vector<float>(tokens * hk * d, rng);
+  const auto by_block = [&](std::vector<float>& x, std::size_t heads, rope::Direction direction) {
+    std::size_t offset = options.rotary_offset;
+    for (std::size_t b = 0; b < 2; ++b) {
+      rope::Options o;
+      o.head_size = d;
+      o.rotary_dim = widths[b];
+      o.rotary_offset = offset;
+      o.base = bases[b];
+      std::vector<std::int64_t> coordinate(tokens);
+      for (std::size_t t = 0; t < tokens; ++t) coordinate[t] = ids[2 * t + b];
+      rope::Rotary<float>(o).apply(rope::View<float>::contiguous(x.data(), tokens, heads, d),
+                                   coordinate.data(), direction);
+      offset += widths[b];
+    }
+  };
+  const rope::Positions at = rope::Positions::token_major(ids.data(), 2);
+  for (const rope::Direction direction : {rope::Direction::forward, rope::Direction::inverse}) {
+    INFO((direction == rope::Direction::inverse ? "inverse" : "forward"));
+    std::vector<float> q_want = q0, k_want = k0;
+    by_block(q_want, hq, direction);
+    by_block(k_want, hk, direction);
+    {
+      INFO("in place");
+      std::vector<float> q = q0;
+      rot.apply(rope::View<float>::contiguous(q.data(), tokens, hq, d), at, direction);
+      REQUIRE(rope_test::same_bits(q, q_want));
+      REQUIRE(worst_blocks_ratio(q0, q, d, hq, 4, widths, bases, ids,
+                                 direction == rope::Direction::inverse) <= 1.0);
+    }
+    {
+      INFO("out of place, 2 threads");
+      std::vector<float> q(q0.size());
+      rope::Execution two;
+      two.threads = 2;
+      two.min_bytes_per_thread = 1;
+      rot.apply(rope::View<const float>::contiguous(q0.data(), tokens, hq, d),
+                rope::View<float>::contiguous(q.data(), tokens, hq, d), at, {direction, {}, two});
+      REQUIRE(rope_test::same_bits(q, q_want));
+    }
+    {
+      INFO("apply_qk");
+      std::vector<float> q = q0, k = k0;
+      rot.apply_qk(rope::View<float>::contiguous(q.data(), tokens, hq, d),
+                   rope::View<float>::contiguous(k.data(), tokens, hk, d), at, direction);
+      REQUIRE(rope_test::same_bits(q, q_want));
+      REQUIRE(rope_test::same_bits(k, k_want));
+    }
+  }
+  {
+    INFO("interleaved pairs are inside their blocks either way");
+    rope::Options across = options, within = options;
+    across.layout = within.layout = rope::Layout::interleaved;
+    across.axes = rope::Axes::blocks(widths, bases);
+    std::vector<float> a = q0, w = q0;
+    rope::Rotary<float>(across).apply(rope::View<float>::contiguous(a.data(), tokens, hq, d), at);
+    rope::Rotary<float>(within).apply(rope::View<float>::contiguous(w.data(), tokens, hq, d), at);
+    REQUIRE(rope_test::same_bits(a, w));
+  }
 }

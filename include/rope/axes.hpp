@@ -97,6 +97,21 @@ class Axes {
     return axes;
   }
 
+  /// The same blocks (axial() or blocks()), whose half_split pairs stay inside their block:
+  /// block a, w_a coordinates from o_a, pairs (o_a + i, o_a + i + w_a/2), as if each block were a
+  /// head of its own (Gemma 4's vision encoder: rotate_half inside each of two blocks). Without
+  /// it, half_split pairs (i, i + rotary_dim/2) across the whole rotary dimension. Interleaved
+  /// pairs are inside their block either way. The blocks' θ and axes are unchanged; any other
+  /// map throws std::invalid_argument when a Rotary is made (E101).
+  Axes with_pairs_within_blocks() const {
+    Axes axes = *this;
+    axes.within_ = true;
+    return axes;
+  }
+
+  /// Whether half_split pairs stay inside their block (with_pairs_within_blocks()).
+  bool pairs_within_blocks() const noexcept { return within_; }
+
   /// Whether the coordinates may be negative (with_signed_coordinates()).
   bool signed_coordinates() const noexcept { return signed_; }
 
@@ -107,6 +122,12 @@ class Axes {
   /// `pairs` (docs/errors.md, E42–E46).
   ROPE_DETAIL_COLD std::vector<std::uint8_t> axis_of_pairs(std::size_t pairs) const {
     check_count();
+    if (within_ && kind_ != Kind::axial && kind_ != Kind::blocks) {
+      detail::invalid(
+          "rope: pairs within blocks need a map of blocks (Axes::axial or Axes::blocks); this "
+          "map (%s) has none",
+          kind_name());
+    }
     std::vector<std::uint8_t> axis(pairs, 0);
     switch (kind_) {
       case Kind::single:
@@ -255,6 +276,21 @@ class Axes {
 
   Axes(Kind kind, std::size_t count) : kind_(kind), count_(count) {}
 
+  const char* kind_name() const noexcept {
+    switch (kind_) {
+      case Kind::single:
+        return "one axis";
+      case Kind::sections:
+        return "Axes::sections";
+      case Kind::interleaved:
+        return "Axes::mrope_interleaved";
+      case Kind::custom:
+        return "Axes::custom";
+      default:
+        return "blocks";
+    }
+  }
+
   void check_count() const {
     if (count_ == 0 || count_ > kMaxAxes) {
       detail::invalid("rope: multi-axis RoPE has %zu axes; it needs 1 to %zu", count_, kMaxAxes);
@@ -266,6 +302,7 @@ class Axes {
   std::vector<std::size_t> section_{};  // or the blocks' widths
   std::vector<double> bases_{};         // of the blocks
   bool signed_ = false;
+  bool within_ = false;  // half_split pairs inside each block
   std::vector<std::uint8_t> axis_of_pair_{};
   std::vector<std::size_t> theta_index_{};
 };

@@ -149,7 +149,10 @@ class CachedRotary {
     return format == CosSinRow::half ? rotary_dim_ / 2 : rotary_dim_;
   }
   detail::Slice slice() const noexcept {
-    return {options_.rotary_offset, rotary_dim_, options_.head_size, rotary_dim_ / 2};
+    const detail::Slice slice{options_.rotary_offset, rotary_dim_, options_.head_size,
+                              rotary_dim_ / 2};
+    const bool within = options_.axes.pairs_within_blocks() && layout() == Layout::half_split;
+    return within ? detail::within_blocks(slice, axis_of_pair_) : slice;
   }
   detail::CacheRows<T, Compute> rows(const CosSinCache<T>& cos_sin, const Positions& positions,
                                      std::size_t sequence) const noexcept {

@@ -63,7 +63,9 @@ struct HfRequest {
   std::optional<Layout> layout{};
 };
 
-/// The RoPE of one layer type of a parsed config.json.
+/// The RoPE of one layer type of a parsed config.json. Gemma 4's vision_config passed alone
+/// (model type gemma4_vision) reads as gemma4_vision_options(head_dim, rope_theta): half_split
+/// pairs within the two blocks of its multi-axis map (docs/multimodal.md).
 ///
 /// Throws std::invalid_argument naming the key's path for: a key it reads of the wrong JSON type
 /// (E59), a key that looks like a RoPE key but is not one it understands (E57), an unknown

@@ -228,7 +228,7 @@ inline constexpr HfModelType kHfModelTypes[] = {
     {"gemma3n_vision", HfRotation::not_text, "gemma3n_vision/modeling_gemma3n_vision.py: not a text decoder (a vision, audio, time-series or detection model, or a part of a composite one)"},
     {"gemma4", HfRotation::half_split, "gemma4/modeling_gemma4.py: apply_rotary_pos_emb (rotate_half)"},
     {"gemma4_text", HfRotation::half_split, "gemma4/modeling_gemma4.py: apply_rotary_pos_emb (rotate_half)"},
-    {"gemma4_vision", HfRotation::not_text, "gemma4/modeling_gemma4.py: the vision encoder's apply_multidimensional_rope, rotate_half inside two blocks, one per coordinate (two Rotaries with rotary_dim and rotary_offset)"},
+    {"gemma4_vision", HfRotation::not_text, "gemma4/modeling_gemma4.py: the vision encoder's apply_multidimensional_rope, rotate_half inside two blocks, one per coordinate (hf_rope of the vision_config alone gives gemma4_vision_options)"},
     {"git", HfRotation::none, "git/modeling_git.py: no rotary embedding (absolute, learned, sinusoidal or relative positions)"},
     {"git_vision_model", HfRotation::not_text, "git_vision_model/modeling_git_vision_model.py: not a text decoder (a vision, audio, time-series or detection model, or a part of a composite one)"},
     {"glm", HfRotation::interleaved, "glm/modeling_glm.py: apply_rotary_pos_emb (rotate_half_llm: adjacent pairs)"},

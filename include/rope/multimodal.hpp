@@ -290,6 +290,26 @@ inline Options ltx_video_options(std::size_t dim = 2048, double theta = 10000.0)
   return options;
 }
 
+/// Gemma 4's vision encoder (HuggingFace's Gemma4VisionRotaryEmbedding and
+/// apply_multidimensional_rope): heads of head_size = vision_config.head_dim coordinates split
+/// into two blocks of head_size/2, block 0 rotated by the patch's x (its column) and block 1 by
+/// its y (its row), each with rotate_half inside the block (Layout::half_split,
+/// Axes::axial().with_pairs_within_blocks()) and θ_j = theta^(−2j/(head_size/2)), theta =
+/// rope_parameters["rope_theta"] (100). The coordinates are (x, y) per patch, as
+/// Positions::token_major(data, 2): the processor's pixel_position_ids as they are (signed, so
+/// that its padding patches at (−1, −1), which attention masks out, pass as the model rotates
+/// them), or patch_positions with column_first. A Rotary of these options throws
+/// std::invalid_argument unless head_size is a multiple of 4 (E45: two equal blocks of whole
+/// pairs, as the model's own split needs).
+inline Options gemma4_vision_options(std::size_t head_size, double theta = 100.0) {
+  Options options;
+  options.head_size = head_size;
+  options.base = theta;
+  options.layout = Layout::half_split;
+  options.axes = Axes::axial(2).with_pairs_within_blocks().with_signed_coordinates();
+  return options;
+}
+
 }  // namespace ROPE_DETAIL_ISA
 }  // namespace rope
 

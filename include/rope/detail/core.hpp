@@ -72,10 +72,16 @@ class Core {
  private:
   static std::size_t checked_table_size(const Options& options, std::size_t rotary_dim);
   RowsOfTable<C> rows() const noexcept { return {&table_, axes_, &axis_of_entry_, &axis_of_pair_}; }
+  const Slice& slice() const noexcept { return slice_; }
   // Interleaved pairs that do not rotate are the end of the slice; half_split ones a gap in it.
-  Slice slice() const noexcept {
+  // Half_split pairs within blocks rotate every pair (θ_j = 0 is a rotation by 0) in its block.
+  Slice make_slice(const Options& options) const noexcept {
     const std::size_t width = layout() == Layout::interleaved ? 2 * pairs_ : rotary_dim_;
-    return {rotary_offset_, width, head_size_, pairs_};
+    const Slice slice{rotary_offset_, width, head_size_, pairs_};
+    return within_blocks(options) ? detail::within_blocks(slice, axis_of_pair_) : slice;
+  }
+  static bool within_blocks(const Options& options) noexcept {
+    return options.axes.pairs_within_blocks() && options.layout == Layout::half_split;
   }
 
   std::size_t head_size_;
@@ -91,6 +97,7 @@ class Core {
   bool signed_;  // multi-axis coordinates may be negative (Axes::with_signed_coordinates)
   Table<C> table_;
   Angles angles_;
+  Slice slice_;  // the coordinates that rotate, and how they pair
 };
 
 // The members are defined out of the class, so that the compiled mode's extern template
@@ -108,8 +115,9 @@ Core<C>::Core(const Options& options, std::size_t head_size)
                                             options.sequence_length, options.angles)),
       // θ_j = 0 leaves a pair unchanged only where cos and sin carry no factor; with one, the
       // pair is scaled like every other and goes through the kernel.
-      pairs_(frequencies_.attention_factor == 1.0 ? rotating_pairs(frequencies_.theta)
-                                                  : frequencies_.theta.size()),
+      pairs_(frequencies_.attention_factor == 1.0 && !within_blocks(options)
+                 ? rotating_pairs(frequencies_.theta)
+                 : frequencies_.theta.size()),
       rotating_theta_(first(frequencies_.theta, pairs_)),
       axis_of_pair_(options.axes.axis_of_pairs(rotary_dim_ / 2)),
       axis_of_entry_(entries_of(first(axis_of_pair_, pairs_), options.layout)),
@@ -117,7 +125,8 @@ Core<C>::Core(const Options& options, std::size_t head_size)
       signed_(options.axes.signed_coordinates()),
       table_(options.layout, rotating_theta_, options.max_positions, frequencies_.attention_factor,
              options.angles),
-      angles_(options.angles) {}
+      angles_(options.angles),
+      slice_(make_slice(options)) {}
 
 // The table's size, max_positions rows of rotary_dim values of C (fewer where pairs do not
 // rotate), against table_memory_limit: checked first, before θ or anything else is allocated, so

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <rope/hf_models.hpp>
+#include <rope/multimodal.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -1154,6 +1155,85 @@ inline HfRope read_layer(const Json& config, const HfRequest& request, const HfL
   return out;
 }
 
+// Gemma 4's vision encoder, a vision_config of model type gemma4_vision passed on its own:
+// Gemma4VisionRotaryEmbedding's θ from rope_parameters.rope_theta over half of head_dim (or of
+// hidden_size / num_attention_heads), applied by apply_multidimensional_rope, rotate_half inside
+// two blocks: gemma4_vision_options. rope_type "default" and "axial" (both seen in its configs)
+// name that rotation; any other, or another key in rope_parameters, is not read by guess.
+inline HfRope gemma4_vision(const ConfigKeys& keys, const HfRequest& request) {
+  if (request.layout && *request.layout != Layout::half_split) {
+    config_error(
+        "HfRequest::layout is interleaved, but model type gemma4_vision rotates half "
+        "of each block with the other (rotate_half)");
+  }
+  std::size_t d = 0;
+  std::string head = "head_dim";
+  if (keys.has("head_dim")) {
+    d = keys.count("head_dim");
+  } else if (keys.has("hidden_size") && keys.has("num_attention_heads")) {
+    const std::size_t t = keys.count("hidden_size"), h = keys.count("num_attention_heads");
+    if (t % h != 0) {
+      config_error("hidden_size " + std::to_string(t) + " is not a multiple of " +
+                   "num_attention_heads " + std::to_string(h) + ": no whole head size");
+    }
+    d = t / h;
+    head = "hidden_size / num_attention_heads";
+  } else {
+    config_error("no head size: head_dim, or hidden_size and num_attention_heads, is required");
+  }
+  if (d % 4 != 0) {
+    config_error("the head size " + std::to_string(d) + " (" + head +
+                 ") is not a multiple of 4: Gemma 4's vision RoPE splits a head into two blocks "
+                 "of whole pairs");
+  }
+  const Json& parameters = keys.at("rope_parameters");
+  if (!parameters.is_object()) {
+    if (parameters.is_null()) {
+      config_error("rope_parameters.rope_theta is required for model type gemma4_vision");
+    }
+    type_error("rope_parameters", parameters, "an object");
+  }
+  std::string rope_type = "default";
+  for (const auto& item : parameters.items()) {
+    if (item.key() == "rope_type") {
+      if (!item.value().is_string()) {
+        type_error("rope_parameters.rope_type", item.value(), "a string");
+      }
+      rope_type = item.value().get<std::string>();
+    } else if (item.key() != "rope_theta") {
+      config_error("rope_parameters." + item.key() +
+                   " is not a key this reader understands for model type gemma4_vision "
+                   "(rope_theta, rope_type)");
+    }
+  }
+  if (rope_type != "default" && rope_type != "axial") {
+    config_error("rope_parameters.rope_type \"" + rope_type +
+                 "\" for model type gemma4_vision: this reader knows \"default\" and \"axial\" "
+                 "(apply_multidimensional_rope)");
+  }
+  if (!parameters.contains("rope_theta")) {
+    config_error("rope_parameters.rope_theta is required for model type gemma4_vision");
+  }
+  HfRope out;
+  out.options =
+      gemma4_vision_options(d, positive_of(parameters["rope_theta"], "rope_parameters.rope_theta"));
+  out.model_type = "gemma4_vision";
+  out.rope_type = rope_type;
+  out.layout_source =
+      "gemma4/modeling_gemma4.py: apply_multidimensional_rope, rotate_half inside two blocks "
+      "(x, then y)";
+  if (keys.has("max_position_embeddings")) {
+    out.max_position_embeddings = keys.number("max_position_embeddings");
+  }
+  return out;
+}
+
+// Whether a config is Gemma 4's vision encoder's own (its model_type, not text_config's).
+inline bool is_gemma4_vision(const Json& config) {
+  return config.is_object() && config.contains("model_type") &&
+         config["model_type"] == "gemma4_vision";
+}
+
 // The checks every entry point makes first: an object, and no unknown RoPE-looking key.
 inline void check_config(const Json& config, const ConfigKeys& keys) {
   if (!config.is_object()) config_error("the config must be a JSON object");
@@ -1246,6 +1326,10 @@ ROPE_DETAIL_HF_INLINE std::vector<std::string> hf_layer_types(const nlohmann::js
 
 ROPE_DETAIL_HF_INLINE HfRope hf_rope(const nlohmann::json& config, const HfRequest& request) {
   const detail::ConfigKeys keys(config);
+  if (detail::is_gemma4_vision(config)) {
+    detail::check_rope_looking_keys(config, "");
+    return detail::gemma4_vision(keys, request);
+  }
   detail::check_config(config, keys);
   const std::string model_type = detail::model_type_of(keys);
   if (const HfModelType* row = hf_model_type(model_type)) {

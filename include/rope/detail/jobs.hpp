@@ -46,10 +46,10 @@ struct AnyHeads {
 };
 
 // A kernel of walk's: rotate_interleaved or rotate_half_split for one head size and type,
-// behind a signature without either, so that the walk needs neither. It rotates the first
-// `pairs` pairs; half is the distance from a half_split pair's first coordinate to its second.
-using Kernel = void (*)(const AnyHeads& heads, const void* row, Index pairs, Index half,
-                        bool inverse);
+// behind a signature without either, so that the walk needs neither. It rotates the pairs of
+// the slice (the heads start at the slice's offset): the first slice.pairs pairs, half_split
+// ones slice.half() apart, or within the slice's blocks.
+using Kernel = void (*)(const AnyHeads& heads, const void* row, const Slice& slice, bool inverse);
 
 // A job's normalisation (qk_norm.hpp), with its type erased: the functions of detail/norm.hpp for
 // the job's T (and the destination's D). Heads are at `heads` + n·stride bytes; r holds one
@@ -137,16 +137,19 @@ struct Job {
 };
 
 template <int Half, class S, class D, Layout L>
-void kernel(const AnyHeads& heads, const void* row, Index pairs, Index half, bool inverse) {
+void kernel(const AnyHeads& heads, const void* row, const Slice& slice, bool inverse) {
   const TokenHeads<S, D> typed{static_cast<const S*>(heads.src), heads.src_stride / sizeof(S),
                                static_cast<D*>(heads.dst), heads.dst_stride / sizeof(D),
                                heads.count};
   const auto* r = static_cast<const compute_t<S>*>(row);
+  const auto pairs = static_cast<Index>(slice.pairs);
   if constexpr (L == Layout::interleaved) {
-    static_cast<void>(half);
     rotate_interleaved<Half>(typed, r, pairs, inverse);
+  } else if (slice.blocks == 0) {
+    rotate_half_split<Half>(typed, r, pairs, pairs, static_cast<Index>(slice.half()), inverse);
   } else {
-    rotate_half_split<Half>(typed, r, pairs, half, inverse);
+    rotate_half_split_blocks<Half>(typed, r, slice.block_pairs.data(), slice.blocks, pairs,
+                                   inverse);
   }
 }
 

@@ -140,19 +140,19 @@ void half_split_chunk(const TokenHeads<S, D>& heads, const compute_t<S>* row, In
 // one-register head [a | b] and rotated by half_split_chunk<1> against the padded row [c | s],
 // so that their bits come from the same packet arithmetic as the other pairs.
 template <class S, class D>
-void remainder_half_split(const TokenHeads<S, D>& heads, const compute_t<S>* row, Index n_row,
-                          Index h, Index done, bool inverse) {
+void remainder_half_split(const TokenHeads<S, D>& heads, const compute_t<S>* row, Index n,
+                          Index n_row, Index h, Index done, bool inverse) {
   using C = compute_t<S>;
   constexpr Index L = KernelRegisters<S, D>::kValues;
-  const Index r = n_row - done;
+  const Index r = n - done;
   alignas(64) C cs[2 * L] = {};
-  std::copy(row + done, row + n_row, cs);
-  std::copy(row + n_row + done, row + 2 * n_row, cs + L);
+  std::copy(row + done, row + n, cs);
+  std::copy(row + n_row + done, row + n_row + n, cs + L);
   alignas(64) S ab[2 * L] = {};
   alignas(64) D out[2 * L] = {};
-  for (std::size_t n = 0; n < heads.count; ++n) {
-    const S* x = heads.src + n * heads.src_stride;
-    D* y = heads.dst + n * heads.dst_stride;
+  for (std::size_t k = 0; k < heads.count; ++k) {
+    const S* x = heads.src + k * heads.src_stride;
+    D* y = heads.dst + k * heads.dst_stride;
     std::copy(x + done, x + done + r, ab);
     std::copy(x + h + done, x + h + done + r, ab + L);
     half_split_chunk<1>(TokenHeads<S, D>{ab, 0, out, 0, 1}, cs, L, L, 0, inverse);
@@ -161,23 +161,43 @@ void remainder_half_split(const TokenHeads<S, D>& heads, const compute_t<S>* row
   }
 }
 
-// The first n pairs (j, j + h) of every head, n <= h; the coordinates of the pairs [n, h) are
-// not touched. Half bounds n at compile time (n <= Half, from a fixed Dim), or is Eigen::Dynamic;
-// it only prunes the register widths that cannot fit.
+// The first n pairs (j, j + h) of every head, n <= h, against the row's cosines row[0, n) and
+// sines row[n_row, n_row + n); the coordinates of the pairs [n, h) are not touched. Half bounds n
+// at compile time (n <= Half, from a fixed Dim), or is Eigen::Dynamic; it only prunes the
+// register widths that cannot fit.
 template <int Half, class S, class D>
-void rotate_half_split(const TokenHeads<S, D>& heads, const compute_t<S>* row, Index n, Index h,
-                       bool inverse) {
+void rotate_half_split(const TokenHeads<S, D>& heads, const compute_t<S>* row, Index n, Index n_row,
+                       Index h, bool inverse) {
   using R = KernelRegisters<S, D>;
   constexpr Index L = R::kValues;
   // Main part: cos and sin registers take at most half the register file.
   const Index done = for_each_chunk<kWide<simd::kRegisters / 4 / R::kEach, L, Half>, L>(
-      n, 0,
-      [&](auto w, Index j) { half_split_chunk<decltype(w)::value>(heads, row, n, h, j, inverse); });
+      n, 0, [&](auto w, Index j) {
+        half_split_chunk<decltype(w)::value>(heads, row, n_row, h, j, inverse);
+      });
   // Remainder: the last r = n − done < L pairs, through the same packet arithmetic as the main
   // part, on copies padded with zeros. A scalar loop here would be vectorised by the compiler
   // behind a run-time alias check, and with a·c − b·s contracted into FMAs differently in its
   // two versions, a pair's bits would depend on the buffers' addresses.
-  if (done < n) remainder_half_split(heads, row, n, h, done, inverse);
+  if (done < n) remainder_half_split(heads, row, n, n_row, h, done, inverse);
+}
+
+// Half_split pairs within blocks (Axes::with_pairs_within_blocks): block b, of n_b =
+// block_pairs[b] pairs, is the head's coordinates [2·p_b, 2·p_b + 2·n_b), p_b the pairs of the
+// blocks before it, rotated as a half_split head of its own, pairs (2·p_b + i, 2·p_b + n_b + i),
+// against the row's pairs [p_b, p_b + n_b). One pass over the heads per block.
+template <int Half, class S, class D>
+void rotate_half_split_blocks(const TokenHeads<S, D>& heads, const compute_t<S>* row,
+                              const std::size_t* block_pairs, std::size_t blocks, Index n_row,
+                              bool inverse) {
+  std::size_t first = 0;
+  for (std::size_t b = 0; b < blocks; ++b) {
+    const TokenHeads<S, D> block{heads.src + 2 * first, heads.src_stride, heads.dst + 2 * first,
+                                 heads.dst_stride, heads.count};
+    const auto n = static_cast<Index>(block_pairs[b]);
+    rotate_half_split<Half>(block, row + first, n, n_row, n, inverse);
+    first += block_pairs[b];
+  }
 }
 
 // ---- interleaved ---------------------------------------------------------------------------

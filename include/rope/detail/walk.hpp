@@ -100,7 +100,7 @@ inline void rotate_raw(Kernel kernel, const unsigned char* x, std::size_t x_stri
                        const Slice& slice, bool inverse) {
   kernel(
       AnyHeads{x + slice.offset * e, x_stride, dst + slice.offset * dst_element, dst_stride, count},
-      row, static_cast<Index>(slice.pairs), static_cast<Index>(slice.half()), inverse);
+      row, slice, inverse);
   if (slice.whole()) return;
   if (copy_outside != nullptr) {
     copy_outside(x, x_stride, dst, dst_stride, count, slice);
