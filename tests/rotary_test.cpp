@@ -319,6 +319,55 @@ TEMPLATE_TEST_CASE("Rotary: every entry point matches the float64 reference, any
   }
 }
 
+TEMPLATE_TEST_CASE("Rotary: a head's last pairs past whole registers, with more heads than a group",
+                   "[rotary][reference]", float, double, Eigen::half, Eigen::bfloat16) {
+  // Heads whose pairs are not a whole number of registers (17, 36, 40, 50, 65, 100 pairs; on
+  // every instruction set some of these leave a remainder) rotate their last pairs as one
+  // register overlapping the one before it, 8 heads at a time: 9 and 17 heads take a second and
+  // third group. In place, out of place, and in place with heads apart (a fused QKV row).
+  using T = TestType;
+  const std::size_t tokens = 4;
+  const std::vector<std::int64_t> positions = {0, 1, 777, kTablePositions - 1};
+  for (const std::size_t d : std::initializer_list<std::size_t>{34, 72, 80, 100, 130, 200}) {
+    for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
+      const auto rot = make<T, Eigen::Dynamic>(d, layout);
+      for (const std::size_t heads : std::initializer_list<std::size_t>{9, 17}) {
+        INFO("head size " << d << ", " << rope::to_string(layout) << ", " << heads << " heads");
+        std::mt19937_64 rng(300 + d + heads + sizeof(T));
+        const std::vector<T> input = rope_test::random_vector<T>(tokens * heads * d, rng);
+        const auto input_view = View<const T>::contiguous(input.data(), tokens, heads, d);
+        for (const Direction dir : {Direction::forward, Direction::inverse}) {
+          std::vector<T> x = input;
+          rot.apply(x.data(), tokens, heads, positions.data(), {dir});
+          require_rotation_of<T>(input_view, View<const T>::contiguous(x.data(), tokens, heads, d),
+                                 d, layout, positions, dir);
+          std::vector<T> y(input.size());
+          rot.apply(input_view, View<T>::contiguous(y.data(), tokens, heads, d), positions.data(),
+                    {dir});
+          REQUIRE(rope_test::same_bits(x, y));
+          // Heads 2·d apart, the gaps between them left alone.
+          std::vector<T> apart(2 * input.size(), T(3));
+          const View<T> spread(apart.data(), tokens, heads, 2 * heads * d, 2 * d);
+          for (std::size_t t = 0; t < tokens; ++t) {
+            for (std::size_t h = 0; h < heads; ++h) {
+              std::copy_n(input_view.head(t, h), d, spread.head(t, h));
+            }
+          }
+          rot.apply(spread, positions.data(), {dir});
+          for (std::size_t t = 0; t < tokens; ++t) {
+            for (std::size_t h = 0; h < heads; ++h) {
+              REQUIRE(std::equal(spread.head(t, h), spread.head(t, h) + d,
+                                 x.begin() + long((t * heads + h) * d)));
+              REQUIRE(std::all_of(spread.head(t, h) + d, spread.head(t, h) + 2 * d,
+                                  [](T v) { return v == T(3); }));
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEMPLATE_TEST_CASE_SIG("Rotary: every entry point matches the float64 reference, fixed head size",
                        "[rotary][reference]", ((typename T, int D), T, D), (float, 2), (float, 6),
                        (float, 128), (float, 130), (double, 6), (double, 128), (Eigen::half, 128),

@@ -65,6 +65,15 @@ std::vector<Row> make_rows() {
       add(Call::apply_qk, Type::f32, layout, 128, 32, 8, tokens);
     }
   }
+  // Heads whose pairs do not fill whole registers (vision encoders: 16 heads of 72, Gemma 4's
+  // larger towers and SigLIP; of 80, Qwen2-VL's ViT): the last pairs of each head.
+  for (const rope::Layout layout : layouts) {
+    for (const std::size_t tokens : std::initializer_list<std::size_t>{1, 256}) {
+      add(Call::apply, Type::f32, layout, 72, 16, 0, tokens);
+    }
+  }
+  add(Call::apply, Type::f16, rope::Layout::half_split, 72, 16, 0, 256);
+  add(Call::apply, Type::f32, rope::Layout::half_split, 80, 16, 0, 256);
   // Multi-axis: Qwen2-VL's sections on image tokens (q and k of 28 + 4 heads).
   for (const std::size_t tokens : std::initializer_list<std::size_t>{1, 512}) {
     add(Call::multi_axis, Type::f32, rope::Layout::half_split, 128, 28, 4, tokens);

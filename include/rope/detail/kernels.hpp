@@ -161,6 +161,44 @@ void remainder_half_split(const TokenHeads<S, D>& heads, const compute_t<S>* row
   }
 }
 
+// Heads taken at a time where a head's last pairs are rotated as one register that overlaps the
+// main part's last (overlapping_tail): the windows of 8 heads take 1 KiB of inputs and 1 KiB of
+// outputs.
+inline constexpr std::size_t kTailGroup = 8;
+
+// A head of n pairs whose last r = n mod L pairs do not fill a register, n >= L: the register of
+// pairs [n − L, n), which overlaps the main part's last, through the same packet arithmetic.
+// Per group of heads: each head's windows of inputs (`windows` of them, W elements each, at
+// offsets first + window·second) are copied out before the main part writes the head (in place),
+// rotated by `tail` from those copies, then stored after the main part. The overlapping lanes
+// get the bits the main part gave them (the same inputs, row entries and arithmetic); no lane
+// is written with anything else, and nothing outside the windows is read or written.
+template <Index W, int Windows, class S, class D, class Main, class Tail>
+void overlapping_tail(const TokenHeads<S, D>& heads, Index first, Index second,
+                      const Main& whole_registers, const Tail& tail) {
+  alignas(64) S in[kTailGroup * Windows * W];
+  alignas(64) D out[kTailGroup * Windows * W];
+  for (std::size_t g = 0; g < heads.count; g += kTailGroup) {
+    const std::size_t count = std::min(kTailGroup, heads.count - g);
+    const TokenHeads<S, D> group{heads.src + g * heads.src_stride, heads.src_stride,
+                                 heads.dst + g * heads.dst_stride, heads.dst_stride, count};
+    for (std::size_t k = 0; k < count; ++k) {
+      for (int w = 0; w < Windows; ++w) {
+        std::copy_n(group.src + k * group.src_stride + first + w * second, W,
+                    in + (k * Windows + w) * W);
+      }
+    }
+    whole_registers(group);
+    tail(TokenHeads<S, D>{in, Windows * W, out, Windows * W, count});
+    for (std::size_t k = 0; k < count; ++k) {
+      for (int w = 0; w < Windows; ++w) {
+        std::copy_n(out + (k * Windows + w) * W, W,
+                    group.dst + k * group.dst_stride + first + w * second);
+      }
+    }
+  }
+}
+
 // The first n pairs (j, j + h) of every head, n <= h, against the row's cosines row[0, n) and
 // sines row[n_row, n_row + n); the coordinates of the pairs [n, h) are not touched. Half bounds n
 // at compile time (n <= Half, from a fixed Dim), or is Eigen::Dynamic; it only prunes the
@@ -171,14 +209,25 @@ void rotate_half_split(const TokenHeads<S, D>& heads, const compute_t<S>* row, I
   using R = KernelRegisters<S, D>;
   constexpr Index L = R::kValues;
   // Main part: cos and sin registers take at most half the register file.
-  const Index done = for_each_chunk<kWide<simd::kRegisters / 4 / R::kEach, L, Half>, L>(
-      n, 0, [&](auto w, Index j) {
-        half_split_chunk<decltype(w)::value>(heads, row, n_row, h, j, inverse);
-      });
-  // Remainder: the last r = n − done < L pairs, through the same packet arithmetic as the main
-  // part, on copies padded with zeros. A scalar loop here would be vectorised by the compiler
-  // behind a run-time alias check, and with a·c − b·s contracted into FMAs differently in its
-  // two versions, a pair's bits would depend on the buffers' addresses.
+  const auto whole_registers = [&](const TokenHeads<S, D>& group) {
+    return for_each_chunk<kWide<simd::kRegisters / 4 / R::kEach, L, Half>, L>(
+        n, 0, [&](auto w, Index j) {
+          half_split_chunk<decltype(w)::value>(group, row, n_row, h, j, inverse);
+        });
+  };
+  // The last pairs, where n is not a multiple of L: one register [n − L, n) overlapping the main
+  // part's last, its halves [n − L, n) and [h + n − L, h + n) of each head (heads of at least L
+  // pairs); else, for smaller heads, the last r < L pairs on copies padded with zeros. Both go
+  // through the same packet arithmetic as the main part. A scalar loop here would be vectorised
+  // by the compiler behind a run-time alias check, and with a·c − b·s contracted into FMAs
+  // differently in its two versions, a pair's bits would depend on the buffers' addresses.
+  if (n % L != 0 && n >= L) {
+    overlapping_tail<L, 2>(heads, n - L, h, whole_registers, [&](const TokenHeads<S, D>& windows) {
+      half_split_chunk<1>(windows, row + (n - L), n_row, L, 0, inverse);
+    });
+    return;
+  }
+  const Index done = whole_registers(heads);
   if (done < n) remainder_half_split(heads, row, n, n_row, h, done, inverse);
 }
 
@@ -261,11 +310,21 @@ void rotate_interleaved(const TokenHeads<S, D>& heads, const compute_t<S>* row, 
   using R = KernelRegisters<S, D>;
   constexpr Index L = R::kPairs;
   // Main part: e^{iφ} registers take at most half the register file.
-  const Index done = for_each_chunk<kWide<simd::kRegisters / 2 / R::kEach, L, Half>, L>(
-      h, 0,
-      [&](auto n, Index j) { interleaved_chunk<decltype(n)::value>(heads, row, j, inverse); });
-  // Remainder: the pairs not covered by whole registers, as one zero-padded register (as for
-  // half_split, so that their bits do not depend on the buffers' addresses).
+  const auto whole_registers = [&](const TokenHeads<S, D>& group) {
+    return for_each_chunk<kWide<simd::kRegisters / 2 / R::kEach, L, Half>, L>(
+        h, 0,
+        [&](auto n, Index j) { interleaved_chunk<decltype(n)::value>(group, row, j, inverse); });
+  };
+  // The pairs not covered by whole registers: one register [h − L, h) overlapping the main
+  // part's last (heads of at least L pairs), else one zero-padded register, as for half_split.
+  if (h % L != 0 && h >= L) {
+    overlapping_tail<2 * L, 1>(heads, 2 * (h - L), 0, whole_registers,
+                               [&](const TokenHeads<S, D>& windows) {
+                                 interleaved_chunk<1>(windows, row + 2 * (h - L), 0, inverse);
+                               });
+    return;
+  }
+  const Index done = whole_registers(heads);
   if (done < h) remainder_interleaved(heads, row, h, done, inverse);
 }
 
