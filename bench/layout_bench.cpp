@@ -1018,6 +1018,21 @@ void blocks_within(benchmark::State& state, BlockPass pass, std::size_t tokens) 
                           std::int64_t(2 * tokens * heads * d * sizeof(float)));
 }
 
+// LTX-2's video self-attention RoPE (rope_type "split", 32 heads of 128 rotated as one hidden
+// state of 4096) on the first tokens of a 4 x 16 x 24 latent grid at 24 fps: every row is
+// fractional, computed per token (2046 pairs' cos and sin in double).
+void ltx2_video(benchmark::State& state, std::size_t tokens) {
+  const rope::Rotary<float> rot(rope::ltx2_options(32, 128, 3));
+  const std::vector<double> xyz = rope::ltx2_video_positions({4, 16, 24}, 24.0);
+  Buffer<float> q = filled<float>(tokens * 4096, 1);
+  for (auto _ : state) {
+    rot.apply(q.data(), tokens, 1, rope::Positions::token_major(xyz.data(), 3));
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(std::int64_t(state.iterations()) *
+                          std::int64_t(2 * tokens * 4096 * sizeof(float)));
+}
+
 // --- registration and the summary table ---------------------------------------------------------
 
 std::string name(const std::string& kernel, const char* type, const Shape& shape) {
@@ -1442,6 +1457,12 @@ int main(int argc, char** argv) {
     }
     benchmark::RegisterBenchmark(("blocks_within/limit" + shape).c_str(), limit_in_place<float>,
                                  Shape{72, 16, 0, tokens});
+  }
+  for (const std::size_t tokens : {1U, 256U}) {
+    const std::string shape = "/float/d4096x1/t" + std::to_string(tokens);
+    benchmark::RegisterBenchmark(("ltx2_video/split" + shape).c_str(), ltx2_video, tokens);
+    benchmark::RegisterBenchmark(("ltx2_video/limit" + shape).c_str(), limit_in_place<float>,
+                                 Shape{4096, 1, 0, tokens});
   }
   // --rows: print every run as Google Benchmark does; by default only the summary table.
   bool rows = false;

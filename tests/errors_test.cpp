@@ -1047,6 +1047,16 @@ TEST_CASE("E101: pairs within blocks on a map without blocks", "[errors][E101]")
   cached.axes = rope::Axes::mrope_interleaved({3, 3, 2}).with_pairs_within_blocks();
   require_invalid([&] { const rope::CachedRotary<float> rot(cached); },
                   {"(Axes::mrope_interleaved) has none"});
+  // A block width on any map: even, and dividing rotary_dim.
+  options.axes = rope::Axes::custom(2, {0, 1, 0, 1, 0, 1, 0, 1}).with_pairs_within_blocks(6);
+  require_invalid([&] { const rope::Rotary<float> rot(options); },
+                  {"pairs within blocks of 6 coordinates", "divide the rotary dimension 16"});
+  options.axes = rope::Axes().with_pairs_within_blocks(3);
+  require_invalid([&] { const rope::Rotary<float> rot(options); }, {"blocks of 3 coordinates"});
+  options.axes = rope::Axes().with_pairs_within_blocks(0);
+  require_invalid([&] { const rope::Rotary<float> rot(options); }, {"blocks of 0 coordinates"});
+  options.axes = rope::Axes::custom(2, {0, 1, 0, 1, 0, 1, 0, 1}).with_pairs_within_blocks(8);
+  REQUIRE(rope::Rotary<float>(options).axes() == 2);
   // The maps of blocks are accepted.
   options.axes = rope::Axes::axial().with_pairs_within_blocks();
   REQUIRE(rope::Rotary<float>(options).axes() == 2);
@@ -1255,7 +1265,17 @@ TEST_CASE("E98: a fractional coordinate outside [0, 2^53 - 1] or NaN", "[errors]
   require_out_of_range(
       [&] { signed8.apply(b.x.data(), 2, 3, rope::Positions::token_major(inf, 3)); },
       {"coordinate 2 of token 1, inf,"});
+  // A one-axis signed map: its one coordinate per token is its own, signed; one coordinate on
+  // a three-axis signed map rotates every axis alike and is not.
+  const rope::Rotary<float, 8> signed_one(
+      with_axes(rope::Axes::custom(1, {0, 0, 0, 0}).with_signed_coordinates()));
+  const double one[] = {0.5, -9007199254740992.0};
+  require_out_of_range([&] { signed_one.apply(b.x.data(), 2, 3, one); },
+                       {"coordinate 0 of token 1, -9007199254740992,", "[-(2^53 - 1), 2^53 - 1]"});
+  require_out_of_range([&] { signed8.apply(b.x.data(), 2, 3, negative); },
+                       {"fractional coordinate 0 of token 1, -0.5,", "[0, 2^53 - 1]"});
   REQUIRE(b.untouched());
+  REQUIRE_NOTHROW(signed_one.apply(b.x.data(), 2, 3, negative));
   REQUIRE_NOTHROW(signed8.apply(b.x.data(), 2, 3, rope::Positions::token_major(ids, 3)));
   REQUIRE_NOTHROW(rot8.apply(b.x.data(), 2, 3, past, rope::TokenRange{0, 1}));
 }

@@ -277,3 +277,231 @@ TEST_CASE("LTX-Video as docs/multimodal.md writes it", "[fractional][docs]") {
     REQUIRE(std::abs(hidden[e + 1] + 0.25f) < 1e-7f);
   }
 }
+
+namespace {
+
+// LTX-2's rotary embedding and rotation of one token's hidden state (heads · head_size
+// coordinates), in float64, as diffusers writes them (LTX2AudioVideoRotaryPosEmbed.forward, then
+// apply_split_rotary_emb or apply_interleaved_rotary_emb), at the token's coordinates x (each
+// 2·(midpoint / base) − 1):
+//  - n = dim // (2·axes) frequencies theta^(linspace(0, 1, n)) · π/2; freqs[k·axes + a] =
+//    x_a · frequency k ("transpose(-1, -2).flatten(2)");
+//  - "split": cos and sin of dim/2 entries, ones and zeros first where freqs has fewer, reshaped
+//    into the heads, head h rotating its halves (x1, x2) by entries [h·r, (h + 1)·r), r the half
+//    head: x1·c − x2·s, x2·c + x1·s;
+//  - "interleaved": cos and sin each repeated twice, ones and zeros first (dim mod 2·axes of
+//    them), x·cos + (−x1, x0, −x3, x2, ...)·sin over the whole hidden state.
+// Also returns, per coordinate, its frequency (0 where not rotated) and axis.
+struct Ltx2Rotated {
+  std::vector<double> out, frequency;
+  std::vector<std::size_t> axis;
+};
+Ltx2Rotated ltx2_reference(const std::vector<double>& hidden, std::size_t heads,
+                           std::size_t head_size, const std::vector<double>& x, bool split,
+                           double theta) {
+  const std::size_t dim = heads * head_size, axes = x.size(), n = dim / (2 * axes);
+  std::vector<double> angle(n * axes), frequency(n * axes);
+  std::vector<std::size_t> axis(n * axes);
+  for (std::size_t k = 0; k < n; ++k) {
+    const double step = n > 1 ? double(k) / double(n - 1) : 0.0;
+    for (std::size_t a = 0; a < axes; ++a) {
+      frequency[k * axes + a] = std::pow(theta, step) * 3.14159265358979323846 / 2.0;
+      angle[k * axes + a] = x[a] * frequency[k * axes + a];
+      axis[k * axes + a] = a;
+    }
+  }
+  Ltx2Rotated r{std::vector<double>(dim), std::vector<double>(dim, 0.0),
+                std::vector<std::size_t>(dim, 0)};
+  if (split) {
+    const std::size_t pad = dim / 2 - angle.size(), half = head_size / 2;
+    std::vector<double> c(dim / 2, 1.0), s(dim / 2, 0.0), f(dim / 2, 0.0);
+    std::vector<std::size_t> ax(dim / 2, 0);
+    for (std::size_t j = 0; j < angle.size(); ++j) {
+      c[pad + j] = std::cos(angle[j]);
+      s[pad + j] = std::sin(angle[j]);
+      f[pad + j] = frequency[j];
+      ax[pad + j] = axis[j];
+    }
+    for (std::size_t h = 0; h < heads; ++h) {
+      for (std::size_t i = 0; i < half; ++i) {
+        const std::size_t e = h * half + i, first = h * head_size + i, second = first + half;
+        r.out[first] = hidden[first] * c[e] - hidden[second] * s[e];
+        r.out[second] = hidden[second] * c[e] + hidden[first] * s[e];
+        r.frequency[first] = r.frequency[second] = f[e];
+        r.axis[first] = r.axis[second] = ax[e];
+      }
+    }
+  } else {
+    const std::size_t pad = dim % (2 * axes);
+    std::vector<double> c(dim, 1.0), s(dim, 0.0);
+    for (std::size_t j = 0; j < angle.size(); ++j) {
+      for (std::size_t e : {pad + 2 * j, pad + 2 * j + 1}) {
+        c[e] = std::cos(angle[j]);
+        s[e] = std::sin(angle[j]);
+        r.frequency[e] = frequency[j];
+        r.axis[e] = axis[j];
+      }
+    }
+    for (std::size_t i = 0; i < dim; ++i) {
+      const double rotated = i % 2 == 0 ? -hidden[i + 1] : hidden[i - 1];
+      r.out[i] = hidden[i] * c[i] + rotated * s[i];
+    }
+  }
+  return r;
+}
+
+// diffusers' prepare_video_coords for latent index i on axis a (patch sizes 1), then the
+// fraction of the base grid: returns g = midpoint / base (x = 2·g − 1).
+double ltx2_video_fraction(std::size_t i, std::size_t a, double fps) {
+  const double scale[3] = {8, 32, 32}, base[3] = {20, 2048, 2048};
+  double start = double(i) * scale[a], end = double(i + 1) * scale[a];
+  if (a == 0) {
+    start = std::max(start + 1 - scale[0], 0.0) / fps;  // causal_offset 1, clamp(min=0)
+    end = std::max(end + 1 - scale[0], 0.0) / fps;
+  }
+  return (start + end) / 2.0 / base[a];
+}
+
+// prepare_audio_coords for latent frame i (patch size 1, 16 kHz, hop 160, scale 4), base 20.
+double ltx2_audio_fraction(std::size_t i) {
+  const double start = std::max(double(i) * 4 + 1 - 4, 0.0) * 160 / 16000;
+  const double end = std::max(double(i + 1) * 4 + 1 - 4, 0.0) * 160 / 16000;
+  return (start + end) / 2.0 / 20.0;
+}
+
+// The worst ratio, over every coordinate of every token, of |got − reference| to output_bound
+// at the angle's scale 2·θ_k·(|x| + g + 1) (as for LTX-Video above: the frequencies' and the
+// product's roundings, and the coordinates' own, a dozen roundings of g).
+template <class T>
+double ltx2_worst(const std::vector<T>& input, const std::vector<T>& got, std::size_t heads,
+                  std::size_t head_size, const std::vector<std::vector<double>>& fraction,
+                  bool split) {
+  const std::size_t dim = heads * head_size;
+  rope_test::WorstCoordinate worst;
+  for (std::size_t t = 0; t < fraction.size(); ++t) {
+    std::vector<double> x;
+    for (const double g : fraction[t]) x.push_back(2 * g - 1);
+    const std::vector<double> in(input.begin() + long(t * dim),
+                                 input.begin() + long((t + 1) * dim));
+    const Ltx2Rotated r = ltx2_reference(in, heads, head_size, x, split, 10000.0);
+    for (std::size_t i = 0; i < dim; ++i) {
+      const std::size_t partner =
+          split ? (i % head_size < head_size / 2 ? i + head_size / 2 : i - head_size / 2)
+                : (i ^ 1U);
+      const double pair_abs = std::abs(in[i]) + std::abs(in[partner]);
+      const std::size_t a = r.axis[i];
+      const double position = 2 * r.frequency[i] * (std::abs(x[a]) + fraction[t][a] + 1);
+      const double bound = rope_test::output_bound<T>(pair_abs, position, r.out[i], 10000.0);
+      worst.note(std::abs(double(got[t * dim + i]) - r.out[i]), bound, [&](std::ostream& s) {
+        s << "token " << t << " coordinate " << i << ": got " << double(got[t * dim + i])
+          << ", reference " << r.out[i] << ", bound " << bound;
+      });
+    }
+  }
+  INFO("worst coordinate: " << worst.where());
+  CHECK(worst.ratio() <= 1.0);
+  return worst.ratio();
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("LTX-2: video, audio and cross-attention RoPE, split and interleaved",
+                   "[fractional][multi_axis][ltx2]", float, double, Eigen::half, Eigen::bfloat16) {
+  using T = TestType;
+  // Video: 4 heads of 50 (dim 200: 33 frequencies for 99 pairs, one pair never rotated) on a 3 x
+  // 5 x 7 latent grid at 24 fps; audio: 4 heads of 34 on 9 latent frames; the cross-attention's
+  // temporal coordinate of each video token.
+  const rope::LatentGrid grid{3, 5, 7};
+  const double fps = 24.0;
+  const std::vector<double> video = rope::ltx2_video_positions(grid, fps);
+  const std::size_t tokens = grid.frames * grid.rows * grid.columns;
+  REQUIRE(video.size() == 3 * tokens);
+  std::vector<std::vector<double>> video_fraction, time_fraction;
+  for (std::size_t t = 0; t < tokens; ++t) {
+    const std::size_t index[3] = {t / 35, t / 7 % 5, t % 7};
+    std::vector<double> g(3);
+    for (std::size_t a = 0; a < 3; ++a) {
+      g[a] = ltx2_video_fraction(index[a], a, fps);
+      // The helper's coordinates are the model's, within a dozen roundings of g.
+      REQUIRE(std::abs(video[3 * t + a] - (2 * g[a] - 1)) <=
+              16 * rope_test::unit_roundoff<double> * (g[a] + 1));
+    }
+    video_fraction.push_back(g);
+    time_fraction.push_back({g[0]});
+  }
+  const std::vector<double> audio = rope::ltx2_audio_positions(9);
+  std::vector<std::vector<double>> audio_fraction;
+  for (std::size_t i = 0; i < 9; ++i) {
+    audio_fraction.push_back({ltx2_audio_fraction(i)});
+    REQUIRE(std::abs(audio[i] - (2 * audio_fraction[i][0] - 1)) <=
+            16 * rope_test::unit_roundoff<double> * (audio_fraction[i][0] + 1));
+  }
+  for (const Layout pairing : {Layout::half_split, Layout::interleaved}) {
+    const bool split = pairing == Layout::half_split;
+    INFO((split ? "split" : "interleaved"));
+    std::mt19937_64 rng(split ? 11 : 12);
+    {
+      INFO("video self-attention");
+      const rope::Rotary<T> rot(rope::ltx2_options(4, 50, 3, pairing));
+      const auto input = rope_test::random_vector<T>(tokens * 200, rng);
+      std::vector<T> x = input;
+      rot.apply(x.data(), tokens, 1, rope::Positions::token_major(video.data(), 3));
+      ltx2_worst(input, x, 4, 50, video_fraction, split);
+    }
+    {
+      INFO("audio self-attention");
+      const rope::Rotary<T> rot(rope::ltx2_options(4, 34, 1, pairing));
+      const auto input = rope_test::random_vector<T>(9 * 136, rng);
+      std::vector<T> x = input;
+      rot.apply(x.data(), 9, 1, rope::Positions::token_major(audio.data(), 1));
+      ltx2_worst(input, x, 4, 34, audio_fraction, split);
+    }
+    {
+      INFO("cross-attention: the video tokens' temporal coordinate, every third value");
+      const rope::Rotary<T> rot(rope::ltx2_options(4, 34, 1, pairing));
+      const auto input = rope_test::random_vector<T>(tokens * 136, rng);
+      std::vector<T> x = input;
+      rot.apply(x.data(), tokens, 1, rope::Positions(video.data(), 1, 1, 3));
+      ltx2_worst(input, x, 4, 34, time_fraction, split);
+    }
+  }
+}
+
+TEST_CASE("LTX-2: ltx_video_options is its interleaved video RoPE", "[fractional][ltx2]") {
+  const rope::Rotary<float> a(rope::ltx_video_options(200));
+  const rope::Rotary<float> b(rope::ltx2_options(1, 200, 3, Layout::interleaved));
+  REQUIRE(a.inverse_frequencies() == b.inverse_frequencies());
+  REQUIRE(a.rotary_offset() == 2);
+  REQUIRE(b.rotary_offset() == 2);
+  // Split: one head of dim = heads · head_size, every pair rotated inside its attention head.
+  const rope::Rotary<float> split(rope::ltx2_options(4, 50));
+  REQUIRE(split.head_size() == 200);
+  REQUIRE(split.rotary_dim() == 200);
+  REQUIRE(split.inverse_frequencies().size() == 100);
+  REQUIRE(split.inverse_frequencies()[0] == 0.0);  // the pair never rotated comes first
+  REQUIRE(split.inverse_frequencies()[1] > 0.0);
+}
+
+TEST_CASE("LTX-2 as docs/multimodal.md writes it", "[fractional][ltx2][docs]") {
+  const rope::Rotary<float> video(rope::ltx2_options(32, 128, 3));  // rope_type "split"
+  const std::vector<double> xyz = rope::ltx2_video_positions({4, 16, 24}, 24.0);  // fps 24
+  const std::size_t patches = xyz.size() / 3;
+  std::vector<float> q(patches * 32 * 128, 0.25f);  // [patches][4096], after the q norm
+  video.apply(q.data(), patches, 1, rope::Positions::token_major(xyz.data(), 3));
+  // The audio-to-video cross-attention: the video tokens' time alone, every third value.
+  const rope::Rotary<float> cross(rope::ltx2_options(32, 64, 1));
+  std::vector<float> q_cross(patches * 32 * 64, 0.25f);
+  cross.apply(q_cross.data(), patches, 1, rope::Positions(xyz.data(), 1, 1, 3));
+
+  REQUIRE(patches == 4 * 16 * 24);
+  // 4096 / 6 = 682 frequencies for 2046 of the 2048 pairs: head 0's first two pairs, (0, 64) and
+  // (1, 65), never rotate. Its third, (2, 66), is frequency 0 (π/2) of the frame axis.
+  REQUIRE((q[0] == 0.25f && q[64] == 0.25f && q[1] == 0.25f && q[65] == 0.25f));
+  const double x = xyz[0], c = 0.25 * std::cos(x * 3.14159265358979323846 / 2),
+               s = 0.25 * std::sin(x * 3.14159265358979323846 / 2);
+  const double bound = rope_test::output_bound<float>(0.5, 4.0, c - s, 10000.0);
+  CHECK(std::abs(double(q[2]) - (c - s)) <= bound);
+  CHECK(std::abs(double(q[66]) - (c + s)) <= bound);
+  // 2048 / 2 = 1024 frequencies for the cross-attention's 1024 pairs: all of them rotate.
+  CHECK(q_cross[0] != 0.25f);
+}

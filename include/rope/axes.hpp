@@ -106,11 +106,50 @@ class Axes {
   Axes with_pairs_within_blocks() const {
     Axes axes = *this;
     axes.within_ = true;
+    axes.by_width_ = false;
+    axes.block_width_ = 0;
     return axes;
   }
 
-  /// Whether half_split pairs stay inside their block (with_pairs_within_blocks()).
+  /// The same map, whose half_split pairs stay inside blocks of `width` coordinates each,
+  /// whatever axis each pair takes: a wide head that is really several heads, each rotated with
+  /// rotate_half against its own part of the frequencies (LTX-2's "split" RoPE: the whole hidden
+  /// state as one head, a block per attention head). width must be even and divide rotary_dim
+  /// (E101).
+  Axes with_pairs_within_blocks(std::size_t width) const {
+    Axes axes = *this;
+    axes.within_ = true;
+    axes.by_width_ = true;
+    axes.block_width_ = width;
+    return axes;
+  }
+
+  /// Whether half_split pairs stay inside blocks (with_pairs_within_blocks()).
   bool pairs_within_blocks() const noexcept { return within_; }
+
+  /// The pairs of each block inside which half_split pairs stay, for `pairs` pairs: blocks of the
+  /// width given, or one block per run of pairs of one axis; empty without
+  /// with_pairs_within_blocks(). Throws std::invalid_argument as axis_of_pairs does, and for a
+  /// width that is odd, 0, or does not divide 2·pairs (E101).
+  ROPE_DETAIL_COLD std::vector<std::size_t> pairs_of_blocks(std::size_t pairs) const {
+    const std::vector<std::uint8_t> axis = axis_of_pairs(pairs);
+    std::vector<std::size_t> out;
+    if (!within_) return out;
+    if (by_width_) {
+      if (block_width_ == 0 || block_width_ % 2 != 0 || (2 * pairs) % block_width_ != 0) {
+        detail::invalid(
+            "rope: pairs within blocks of %zu coordinates: the width must be even, > 0 and "
+            "divide the rotary dimension %zu",
+            block_width_, 2 * pairs);
+      }
+      return std::vector<std::size_t>(2 * pairs / block_width_, block_width_ / 2);
+    }
+    for (std::size_t i = 0; i < pairs; ++i) {
+      if (i == 0 || axis[i] != axis[i - 1]) out.push_back(0);
+      ++out.back();
+    }
+    return out;
+  }
 
   /// Whether the coordinates may be negative (with_signed_coordinates()).
   bool signed_coordinates() const noexcept { return signed_; }
@@ -122,10 +161,10 @@ class Axes {
   /// `pairs` (docs/errors.md, E42–E46).
   ROPE_DETAIL_COLD std::vector<std::uint8_t> axis_of_pairs(std::size_t pairs) const {
     check_count();
-    if (within_ && kind_ != Kind::axial && kind_ != Kind::blocks) {
+    if (within_ && !by_width_ && kind_ != Kind::axial && kind_ != Kind::blocks) {
       detail::invalid(
-          "rope: pairs within blocks need a map of blocks (Axes::axial or Axes::blocks); this "
-          "map (%s) has none",
+          "rope: pairs within blocks need a map of blocks (Axes::axial or Axes::blocks) or a "
+          "block width; this map (%s) has none",
           kind_name());
     }
     std::vector<std::uint8_t> axis(pairs, 0);
@@ -302,7 +341,9 @@ class Axes {
   std::vector<std::size_t> section_{};  // or the blocks' widths
   std::vector<double> bases_{};         // of the blocks
   bool signed_ = false;
-  bool within_ = false;  // half_split pairs inside each block
+  bool within_ = false;    // half_split pairs inside each block
+  bool by_width_ = false;  // blocks of block_width_, else one per axis
+  std::size_t block_width_ = 0;
   std::vector<std::uint8_t> axis_of_pair_{};
   std::vector<std::size_t> theta_index_{};
 };

@@ -91,7 +91,9 @@ class CachedRotary {
         rotary_dim_((detail::check_layout(options.layout),
                      detail::checked_rotary_dim(options.head_size, options.rotary_dim,
                                                 options.rotary_offset))),
-        axis_of_pair_(options.axes.axis_of_pairs(rotary_dim_ / 2)) {
+        axis_of_pair_(options.axes.axis_of_pairs(rotary_dim_ / 2)),
+        block_pairs_(options.axes.pairs_of_blocks(rotary_dim_ / 2)) {
+    if (options.layout != Layout::half_split) block_pairs_.clear();  // pairs are inside anyway
     if (options.axes.signed_coordinates()) {
       detail::invalid(
           "rope: a CachedRotary reads cache rows by position: signed coordinates "
@@ -149,10 +151,8 @@ class CachedRotary {
     return format == CosSinRow::half ? rotary_dim_ / 2 : rotary_dim_;
   }
   detail::Slice slice() const noexcept {
-    const detail::Slice slice{options_.rotary_offset, rotary_dim_, options_.head_size,
-                              rotary_dim_ / 2};
-    const bool within = options_.axes.pairs_within_blocks() && layout() == Layout::half_split;
-    return within ? detail::within_blocks(slice, axis_of_pair_) : slice;
+    return {options_.rotary_offset, rotary_dim_,         options_.head_size,
+            rotary_dim_ / 2,        block_pairs_.size(), block_pairs_.data()};
   }
   detail::CacheRows<T, Compute> rows(const CosSinCache<T>& cos_sin, const Positions& positions,
                                      std::size_t sequence) const noexcept {
@@ -169,6 +169,7 @@ class CachedRotary {
   CosSinOptions options_;
   std::size_t rotary_dim_;
   std::vector<std::uint8_t> axis_of_pair_;
+  std::vector<std::size_t> block_pairs_;  // of each block half_split pairs stay inside
 };
 
 // The members are defined out of the class, so that the compiled mode's extern declarations keep

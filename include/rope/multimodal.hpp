@@ -261,33 +261,101 @@ inline std::vector<double> ltx_video_positions(const LatentGrid& grid,
   return out;
 }
 
+/// LTX-2's RoPE (diffusers' LTX2AudioVideoRotaryPosEmbed): a token's whole hidden state of
+/// dim = heads · head_size coordinates rotated as one head (call the Rotary with heads = 1), by
+/// `axes` fractional, signed coordinates: 3 (frame, row, column) for the video's
+/// self-attention, 1 (time) for the audio's and for both cross-attentions. n = ⌊dim/(2·axes)⌋
+/// frequencies θ_k = (π/2)·theta^(k/(n − 1)) (θ_0 = π/2 when n = 1), each for `axes` consecutive
+/// pairs (k, then the axis), after the dim/2 − axes·n pairs that are never rotated. `pairing`:
+/// Layout::half_split for rope_type "split" (the pairs in dim/2 order split into the attention
+/// heads, head h rotating its own head_size/2 of them with rotate_half inside the head:
+/// Axes::with_pairs_within_blocks(head_size)), Layout::interleaved for "interleaved" (adjacent
+/// pairs over the whole hidden state, the unrotated ones first). max_positions is 1: fractional
+/// rows never read the table.
+inline Options ltx2_options(std::size_t heads = 32, std::size_t head_size = 128,
+                            std::size_t axes = 3, Layout pairing = Layout::half_split,
+                            double theta = 10000.0) {
+  const std::size_t dim = heads * head_size, count = axes == 0 ? 1 : axes, n = dim / (2 * count);
+  const std::size_t unrotated = dim / 2 - count * n;  // pairs, first
+  const bool split = pairing == Layout::half_split;
+  std::vector<double> frequencies(split ? unrotated : 0, 0.0);
+  std::vector<std::uint8_t> axis(frequencies.size(), 0);
+  for (std::size_t k = 0; k < n; ++k) {
+    const double exponent = n > 1 ? static_cast<double>(k) / static_cast<double>(n - 1) : 0.0;
+    for (std::size_t a = 0; a < count; ++a) {
+      frequencies.push_back(std::pow(theta, exponent) * (detail::kPi / 2));
+      axis.push_back(static_cast<std::uint8_t>(a));
+    }
+  }
+  Options options;
+  options.head_size = dim;
+  options.layout = pairing;
+  options.max_positions = 1;
+  options.rotary_dim = split ? dim : 2 * count * n;
+  options.rotary_offset = dim - options.rotary_dim;
+  options.scaling = InverseFrequencies{std::move(frequencies)};
+  Axes map = Axes::custom(axes, std::move(axis)).with_signed_coordinates();
+  options.axes = split ? map.with_pairs_within_blocks(head_size) : map;
+  return options;
+}
+
 /// LTX-Video's RoPE (diffusers' LTXVideoRotaryPosEmbed with apply_rotary_emb), which rotates a
 /// token's whole hidden state of `dim` coordinates (32 heads × 64 = 2048) before it is split into
 /// heads: a Rotary<T> of these options (head size dim), called with heads = 1. Adjacent pairs; the
 /// first dim mod 6 coordinates left as they are; then n = ⌊dim/6⌋ groups of three pairs (frame,
 /// row, column), group k at θ_k = (π/2)·theta^(k/(n − 1)) (θ_0 = π/2 when n = 1); coordinates
 /// fractional and signed (ltx_video_positions). max_positions is 1: fractional rows never read the
-/// table.
+/// table. The same rotation as LTX-2's interleaved video RoPE: ltx2_options(1, dim, 3,
+/// Layout::interleaved, theta).
 inline Options ltx_video_options(std::size_t dim = 2048, double theta = 10000.0) {
-  const std::size_t n = dim / 6;
-  std::vector<double> frequencies(3 * n);
-  std::vector<std::uint8_t> axis(3 * n);
-  for (std::size_t k = 0; k < n; ++k) {
-    const double exponent = n > 1 ? static_cast<double>(k) / static_cast<double>(n - 1) : 0.0;
-    for (std::size_t a = 0; a < 3; ++a) {
-      frequencies[3 * k + a] = std::pow(theta, exponent) * (detail::kPi / 2);
-      axis[3 * k + a] = static_cast<std::uint8_t>(a);
+  return ltx2_options(1, dim, 3, Layout::interleaved, theta);
+}
+
+/// LTX-2's video coordinates of a latent grid, [tokens][3] (frame, row, column) in the grid's
+/// order, as diffusers' prepare_video_coords and the rotary embedding make them (patch sizes 1):
+/// each latent patch's bounds in pixel space, scale = the VAE's factors (8, 32, 32); the frame's
+/// shifted by causal_offset − scale[0] and clamped at 0, then divided by fps; the midpoint of the
+/// bounds as a fraction of base (20, 2048, 2048) mapped by 2·x − 1. Throws as latent_positions
+/// does (E96, E97); an fps that is not finite and > 0 gives coordinates a call refuses (E98).
+inline std::vector<double> ltx2_video_positions(const LatentGrid& grid, double fps = 24.0,
+                                                double causal_offset = 1.0,
+                                                const std::array<double, 3>& scale = {8, 32, 32},
+                                                const std::array<double, 3>& base = {20, 2048,
+                                                                                     2048}) {
+  const std::vector<std::int64_t> index = latent_positions(grid, 3);
+  std::vector<double> out(index.size());
+  for (std::size_t i = 0; i < index.size(); ++i) {
+    const std::size_t a = i % 3;
+    double start = static_cast<double>(index[i]) * scale[a];
+    double end = start + scale[a];
+    if (a == 0) {
+      start = std::max(0.0, start + causal_offset - scale[0]) / fps;
+      end = std::max(0.0, end + causal_offset - scale[0]) / fps;
     }
+    out[i] = 2 * ((start + end) / 2 / base[a]) - 1;
   }
-  Options options;
-  options.head_size = dim;
-  options.layout = Layout::interleaved;
-  options.max_positions = 1;
-  options.rotary_dim = 6 * n;
-  options.rotary_offset = dim - 6 * n;
-  options.scaling = InverseFrequencies{std::move(frequencies)};
-  options.axes = Axes::custom(3, std::move(axis)).with_signed_coordinates();
-  return options;
+  return out;
+}
+
+/// LTX-2's audio coordinates of `frames` latent frames, one per token, as diffusers'
+/// prepare_audio_coords and the rotary embedding make them (patch size 1): latent frame i spans
+/// mel frames [scale·i, scale·(i + 1)), each shifted by causal_offset − scale and clamped at 0,
+/// in seconds (× hop_length / sampling_rate); the midpoint as a fraction of base (20) mapped by
+/// 2·x − 1. Pass them as Positions::token_major(data, 1) to a Rotary of ltx2_options(heads,
+/// head_size, 1). Throws std::invalid_argument if frames does not fit a vector.
+inline std::vector<double> ltx2_audio_positions(std::size_t frames, double sampling_rate = 16000,
+                                                double hop_length = 160, double scale = 4,
+                                                double causal_offset = 1.0, double base = 20) {
+  const std::vector<std::int64_t> index = latent_positions({frames, 1, 1}, 3);
+  std::vector<double> out(frames);
+  for (std::size_t i = 0; i < frames; ++i) {
+    const double start = static_cast<double>(index[3 * i]) * scale;
+    const double s0 = std::max(0.0, start + causal_offset - scale) * hop_length / sampling_rate;
+    const double s1 =
+        std::max(0.0, start + scale + causal_offset - scale) * hop_length / sampling_rate;
+    out[i] = 2 * ((s0 + s1) / 2 / base) - 1;
+  }
+  return out;
 }
 
 /// Gemma 4's vision encoder (HuggingFace's Gemma4VisionRotaryEmbedding and

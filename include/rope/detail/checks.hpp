@@ -494,14 +494,16 @@ ROPE_DETAIL_COLD inline void check_index_outside(const char* index, IndexBytes b
   }
 }
 
-// Fractional coordinates (Positions of doubles): each in [0, 2^53 − 1], or, for multi-axis
-// coordinates of a Rotary with signed ones, in [−(2^53 − 1), 2^53 − 1]; NaN is in neither.
+// Fractional coordinates (Positions of doubles): each in [0, 2^53 − 1], or, for the multi-axis
+// coordinates of a Rotary with signed ones (a one-axis map's own coordinate included, as
+// LTX-2's audio RoPE has it), in [−(2^53 − 1), 2^53 − 1]; NaN is in neither.
 ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_fractional(const Positions& positions,
                                                                    TokenRange range,
                                                                    std::size_t sequence,
+                                                                   std::size_t axes,
                                                                    bool negative) {
   const auto limit = static_cast<double>(kMaxPosition);
-  const bool signs = negative && positions.axes() != 1;
+  const bool signs = negative && (positions.axes() != 1 || axes == 1);
   for (std::size_t t = range.first; t < range.last; ++t) {
     for (std::size_t a = 0; a < positions.axes(); ++a) {
       const double x = positions.coordinate(t, a, sequence);
@@ -540,7 +542,9 @@ ROPE_DETAIL_COLD ROPE_DETAIL_NOINLINE inline void check_positions(
             positions.axes(), axes);
   }
   if (!coordinates) return;
-  if (positions.is_fractional()) return check_fractional(positions, range, sequence, negative);
+  if (positions.is_fractional()) {
+    return check_fractional(positions, range, sequence, axes, negative);
+  }
   if (positions.is_consecutive()) {
     // first + t mod sequence rises within a sequence: O(1), the first token outside [0, 2^53 − 1]
     // found from the range's ends (a sum that would wrap around int64 is named as a sum).

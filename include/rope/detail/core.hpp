@@ -72,16 +72,20 @@ class Core {
  private:
   static std::size_t checked_table_size(const Options& options, std::size_t rotary_dim);
   RowsOfTable<C> rows() const noexcept { return {&table_, axes_, &axis_of_entry_, &axis_of_pair_}; }
-  const Slice& slice() const noexcept { return slice_; }
   // Interleaved pairs that do not rotate are the end of the slice; half_split ones a gap in it.
   // Half_split pairs within blocks rotate every pair (θ_j = 0 is a rotation by 0) in its block.
-  Slice make_slice(const Options& options) const noexcept {
+  Slice slice() const noexcept {
     const std::size_t width = layout() == Layout::interleaved ? 2 * pairs_ : rotary_dim_;
-    const Slice slice{rotary_offset_, width, head_size_, pairs_};
-    return within_blocks(options) ? detail::within_blocks(slice, axis_of_pair_) : slice;
+    return {rotary_offset_, width, head_size_, pairs_, block_pairs_.size(), block_pairs_.data()};
   }
   static bool within_blocks(const Options& options) noexcept {
     return options.axes.pairs_within_blocks() && options.layout == Layout::half_split;
+  }
+  // The pairs of each block that half_split pairs stay inside (none: one half_split slice).
+  static std::vector<std::size_t> blocks_of(const Options& options, std::size_t pairs) {
+    std::vector<std::size_t> blocks = options.axes.pairs_of_blocks(pairs);  // (its checks)
+    if (!within_blocks(options)) blocks.clear();
+    return blocks;
   }
 
   std::size_t head_size_;
@@ -97,7 +101,7 @@ class Core {
   bool signed_;  // multi-axis coordinates may be negative (Axes::with_signed_coordinates)
   Table<C> table_;
   Angles angles_;
-  Slice slice_;  // the coordinates that rotate, and how they pair
+  std::vector<std::size_t> block_pairs_;  // of each block half_split pairs stay inside
 };
 
 // The members are defined out of the class, so that the compiled mode's extern template
@@ -126,7 +130,7 @@ Core<C>::Core(const Options& options, std::size_t head_size)
       table_(options.layout, rotating_theta_, options.max_positions, frequencies_.attention_factor,
              options.angles),
       angles_(options.angles),
-      slice_(make_slice(options)) {}
+      block_pairs_(blocks_of(options, rotary_dim_ / 2)) {}
 
 // The table's size, max_positions rows of rotary_dim values of C (fewer where pairs do not
 // rotate), against table_memory_limit: checked first, before θ or anything else is allocated, so

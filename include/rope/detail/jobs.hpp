@@ -148,8 +148,7 @@ void kernel(const AnyHeads& heads, const void* row, const Slice& slice, bool inv
   } else if (slice.blocks == 0) {
     rotate_half_split<Half>(typed, r, pairs, pairs, static_cast<Index>(slice.half()), inverse);
   } else {
-    rotate_half_split_blocks<Half>(typed, r, slice.block_pairs.data(), slice.blocks, pairs,
-                                   inverse);
+    rotate_half_split_blocks<Half>(typed, r, slice.block_pairs, slice.blocks, pairs, inverse);
   }
 }
 

@@ -9,9 +9,7 @@
 
 #include <array>
 #include <cstddef>
-#include <cstdint>
 #include <cstring>
-#include <vector>
 
 #include <Eigen/Core>
 
@@ -60,17 +58,16 @@ void convert_values(const S* from, D* to, std::size_t count) {
 // (h = rotary_dim/2), and in interleaved the slice ends at offset + 2·pairs.
 //
 // Half_split pairs within blocks (Axes::with_pairs_within_blocks): `blocks` > 0 blocks of
-// block_pairs[b] pairs each, adding up to pairs = h (no gap); block b is an ordinary half_split
-// head of its own 2·block_pairs[b] coordinates, after the blocks before it.
+// block_pairs[b] pairs each (an array its Rotary owns), adding up to pairs = h (no gap); block b
+// is an ordinary half_split head of its own 2·block_pairs[b] coordinates, after the blocks before
+// it.
 struct Slice {
-  static constexpr std::size_t kMaxBlocks = 4;  // Axes::kMaxAxes
-
   std::size_t offset;
   std::size_t rotary_dim;
   std::size_t head_size;
   std::size_t pairs;
   std::size_t blocks = 0;
-  std::array<std::size_t, kMaxBlocks> block_pairs = {};
+  const std::size_t* block_pairs = nullptr;
   std::size_t half() const noexcept { return rotary_dim / 2; }
   bool whole() const noexcept { return rotary_dim == head_size && pairs == half(); }
   // The runs of coordinates the kernel does not reach, {first, count} in elements: before the
@@ -86,16 +83,6 @@ struct Slice {
              {offset + half() + pairs, gap}}};
   }
 };
-
-// The blocks of a slice whose half_split pairs stay inside them: one per run of pairs of the same
-// axis in axis_of_pair (Axes::axial and Axes::blocks give each axis one run, at most kMaxBlocks).
-inline Slice within_blocks(Slice slice, const std::vector<std::uint8_t>& axis_of_pair) noexcept {
-  for (std::size_t i = 0; i < axis_of_pair.size(); ++i) {
-    if (i == 0 || axis_of_pair[i] != axis_of_pair[i - 1]) ++slice.blocks;
-    ++slice.block_pairs[slice.blocks - 1];
-  }
-  return slice;
-}
 
 // Copies the coordinates that do not rotate of `count` heads of `size`-byte values, head n
 // from src + n·src_stride to dst + n·dst_stride (strides in bytes); a head that is its own
