@@ -1019,8 +1019,9 @@ void blocks_within(benchmark::State& state, BlockPass pass, std::size_t tokens) 
 }
 
 // LTX-2's video self-attention RoPE (rope_type "split", 32 heads of 128 rotated as one hidden
-// state of 4096) on the first tokens of a 4 x 16 x 24 latent grid at 24 fps: every row is
-// fractional, computed per token (2046 pairs' cos and sin in double).
+// state of 4096) on the first tokens of a 4 x 16 x 24 latent grid at 24 fps (1536 tokens: all of
+// it): every row is fractional, put together from rows of each axis's coordinates, each computed
+// once per call (2046 pairs' cos and sin in double for the first token).
 void ltx2_video(benchmark::State& state, std::size_t tokens) {
   const rope::Rotary<float> rot(rope::ltx2_options(32, 128, 3));
   const std::vector<double> xyz = rope::ltx2_video_positions({4, 16, 24}, 24.0);
@@ -1458,7 +1459,7 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("blocks_within/limit" + shape).c_str(), limit_in_place<float>,
                                  Shape{72, 16, 0, tokens});
   }
-  for (const std::size_t tokens : {1U, 256U}) {
+  for (const std::size_t tokens : {1U, 256U, 1536U}) {
     const std::string shape = "/float/d4096x1/t" + std::to_string(tokens);
     benchmark::RegisterBenchmark(("ltx2_video/split" + shape).c_str(), ltx2_video, tokens);
     benchmark::RegisterBenchmark(("ltx2_video/limit" + shape).c_str(), limit_in_place<float>,

@@ -505,3 +505,38 @@ TEST_CASE("LTX-2 as docs/multimodal.md writes it", "[fractional][ltx2][docs]") {
   // 2048 / 2 = 1024 frequencies for the cross-attention's 1024 pairs: all of them rotate.
   CHECK(q_cross[0] != 0.25f);
 }
+
+TEST_CASE("fractional multi-axis rows kept per coordinate: the bits of rows computed whole",
+          "[fractional][multi_axis]") {
+  // A call keeps the rows of each axis's coordinates (64 a axis, in sets of four) for its later
+  // tokens; its first token's row is computed whole. Every token of one call must have the bits
+  // of the same token rotated alone (a call of one token: its row computed whole): coordinates
+  // that repeat, and more distinct ones than the rows kept (300 on the last axis), in an order
+  // that evicts and comes back; signed; LTX-2's split pairing and Qwen2-VL's sections.
+  std::vector<double> xyz;
+  for (std::size_t t = 0; t < 900; ++t) {
+    xyz.push_back(double(t % 3) * 0.375 - 0.5);
+    xyz.push_back(double(t % 17) / 16.0 - 0.25);
+    xyz.push_back(double((t * 7) % 300) / 128.0 - 1.0);
+  }
+  const std::size_t tokens = xyz.size() / 3;
+  rope::Options sections;
+  sections.head_size = 128;
+  sections.axes = rope::Axes::sections({16, 24, 24}).with_signed_coordinates();
+  const std::pair<const char*, rope::Options> cases[] = {
+      {"LTX-2 split, 4 heads of 48", rope::ltx2_options(4, 48, 3)},
+      {"sections {16, 24, 24}, head 128", sections}};
+  for (const auto& [name, options] : cases) {
+    INFO(name);
+    const rope::Rotary<float> rot(options);
+    const std::size_t d = rot.head_size();
+    std::mt19937_64 rng(77);
+    const auto input = rope_test::random_vector<float>(tokens * d, rng);
+    std::vector<float> together = input, alone = input;
+    rot.apply(together.data(), tokens, 1, rope::Positions::token_major(xyz.data(), 3));
+    for (std::size_t t = 0; t < tokens; ++t) {
+      rot.apply(alone.data() + t * d, 1, 1, rope::Positions::token_major(xyz.data() + 3 * t, 3));
+    }
+    REQUIRE(rope_test::same_bits(together, alone));
+  }
+}

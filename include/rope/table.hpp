@@ -180,26 +180,39 @@ class Table {
         layout_, theta_, [&](std::size_t j) { return coordinates[axis[j]]; }, row, scale_, angles_);
   }
 
+  // The pairs of axis a only of fractional_row(coordinates, axis, row), all at coordinate x: the
+  // entries of the other pairs are not written (a row of one axis, for the rows of the tokens
+  // that share the coordinate; rows.hpp).
+  void fractional_axis_row(double x, const std::uint8_t* axis, std::uint8_t a, T* row) const {
+    for (std::size_t j = 0; j < theta_.size(); ++j) {
+      if (axis[j] == a) compute_pair(layout_, theta_, j, x, row, scale_, angles_);
+    }
+  }
+
   // compute_row() with pair j at position_of(j).
   template <class PositionOf>
   static void compute_row_by_pair(Layout layout, const std::vector<double>& theta,
                                   PositionOf position_of, T* row, double scale, Angles angles) {
-    const std::size_t half = theta.size();
-    for (std::size_t j = 0; j < half; ++j) {
-      const double position = position_of(j);
-      T c, s;
-      if (angles == Angles::exact) {
-        const double angle = position * theta[j];
-        c = static_cast<T>(scale * std::cos(angle));
-        s = static_cast<T>(scale * std::sin(angle));
-      } else {
-        const float angle = static_cast<float>(position) * static_cast<float>(theta[j]);
-        const float a = static_cast<float>(scale);
-        c = static_cast<T>(static_cast<float>(std::cos(static_cast<double>(angle))) * a);
-        s = static_cast<T>(static_cast<float>(std::sin(static_cast<double>(angle))) * a);
-      }
-      detail::put_pair(layout, half, j, c, s, row);
+    for (std::size_t j = 0; j < theta.size(); ++j) {
+      compute_pair(layout, theta, j, position_of(j), row, scale, angles);
     }
+  }
+
+  // Pair j of a row at `position`.
+  static void compute_pair(Layout layout, const std::vector<double>& theta, std::size_t j,
+                           double position, T* row, double scale, Angles angles) {
+    T c, s;
+    if (angles == Angles::exact) {
+      const double angle = position * theta[j];
+      c = static_cast<T>(scale * std::cos(angle));
+      s = static_cast<T>(scale * std::sin(angle));
+    } else {
+      const float angle = static_cast<float>(position) * static_cast<float>(theta[j]);
+      const float a = static_cast<float>(scale);
+      c = static_cast<T>(static_cast<float>(std::cos(static_cast<double>(angle))) * a);
+      s = static_cast<T>(static_cast<float>(std::sin(static_cast<double>(angle))) * a);
+    }
+    detail::put_pair(layout, theta.size(), j, c, s, row);
   }
 
   Layout layout_;

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include <rope/axes.hpp>
@@ -78,13 +79,45 @@ struct RowsOfTable {
   }
 
   // The row of fractional coordinates (one, or one per axis) of token t, computed into scratch.
+  // Multi-axis, after the call's first row: entry k from the row of its axis at the token's
+  // coordinate on it, computed once per call and coordinate (AxisRows, walk.hpp); the same bits
+  // as the row computed whole, entry by entry.
   ROPE_DETAIL_NOINLINE const C* fractional_row(const Positions& positions, std::size_t t,
                                                std::size_t sequence, Scratch<C>& scratch) const {
-    C* const out = scratch.room(table->head_size());
-    double x[Axes::kMaxAxes];
-    for (std::size_t a = 0; a < positions.axes(); ++a) x[a] = positions.coordinate(t, a, sequence);
-    table->fractional_row(x, positions.axes() == 1 ? nullptr : pairs->data(), out);
+    const std::size_t width = table->head_size();
+    C* const out = scratch.room(width);
+    if (positions.axes() == 1 || scratch.axis_rows.first_row()) {
+      double x[Axes::kMaxAxes];
+      for (std::size_t a = 0; a < positions.axes(); ++a) {
+        x[a] = positions.coordinate(t, a, sequence);
+      }
+      table->fractional_row(x, positions.axes() == 1 ? nullptr : pairs->data(), out);
+      return out;
+    }
+    const C* r[Axes::kMaxAxes] = {};
+    for (std::size_t a = 0; a < Axes::kMaxAxes; ++a) {
+      if (a >= axes) {
+        r[a] = r[0];
+        continue;
+      }
+      const double x = positions.coordinate(t, a, sequence);
+      std::uint64_t bits;
+      std::memcpy(&bits, &x, sizeof bits);
+      bool kept = false;
+      C* row = scratch.axis_rows.find(axes, width, a, bits, kept);
+      if (!kept) table->fractional_axis_row(x, pairs->data(), static_cast<std::uint8_t>(a), row);
+      r[a] = row;
+    }
+    select_entries(r, out);
     return out;
+  }
+
+  // Entry k of out from the row of its axis: a select that compilers vectorise.
+  void select_entries(const C* const* r, C* out) const {
+    const std::uint8_t* axis = entries->data();
+    for (std::size_t k = 0; k < table->head_size(); ++k) {
+      out[k] = axis[k] == 0 ? r[0][k] : axis[k] == 1 ? r[1][k] : axis[k] == 2 ? r[2][k] : r[3][k];
+    }
   }
 
   // The row of multi-axis coordinates p[0 .. axes): the table row if they are all the same (a
@@ -110,11 +143,7 @@ struct RowsOfTable {
       const auto m = static_cast<std::size_t>(p[a]);
       r[a] = m < table->positions() ? table->row(m) : past_table(m, rows + a * width);
     }
-    // Entry k from the row of its axis: a select that compilers vectorise.
-    const std::uint8_t* axis = entries->data();
-    for (std::size_t k = 0; k < width; ++k) {
-      out[k] = axis[k] == 0 ? r[0][k] : axis[k] == 1 ? r[1][k] : axis[k] == 2 ? r[2][k] : r[3][k];
-    }
+    select_entries(r, out);
     return out;
   }
 };

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include <rope/detail/geometry.hpp>
@@ -63,11 +64,58 @@ struct Uninitialized {
     return data.get() + ((64 - address % 64) % 64);
   }
 };
+// The rows of one axis at fractional coordinates that a thread has computed in a call, for the
+// call's later tokens at the same coordinate on that axis (rows.hpp): kSlots rows per axis in
+// sets of four chosen by a hash of the coordinate's bits, each tagged with those bits. A video's
+// tokens take a few dozen distinct values per axis, so a token's row is put together from kept rows
+// of its axes instead of computed. Allocated on a call's first fractional multi-axis row, not
+// initialised.
+template <class C>
+class AxisRows {
+ public:
+  static constexpr std::size_t kSlots = 64;
+
+  // True for a call's first fractional multi-axis row, which is computed whole: a one-token call
+  // allocates nothing.
+  bool first_row() noexcept { return !std::exchange(started_, true); }
+
+  // The row of axis a at coordinate x (bits), and whether it holds that row already; else the
+  // caller computes it there.
+  C* find(std::size_t axes, std::size_t width, std::size_t a, std::uint64_t bits, bool& kept) {
+    if (width_ != width || axes_ != axes) {
+      rows_ = reinterpret_cast<C*>(data_.room(axes * kSlots * width * sizeof(C)));
+      tags_.assign(axes * kSlots, kEmpty);
+      width_ = width;
+      axes_ = axes;
+    }
+    // Four ways: the first of four slots from the hash that holds x, else the next one in turn.
+    const std::size_t first = a * kSlots + ((bits * 0x9E3779B97F4A7C15ULL) >> 58) / 4 * 4;
+    for (std::size_t way = 0; way < 4; ++way) {
+      if (tags_[first + way] == bits) {
+        kept = true;
+        return rows_ + (first + way) * width;
+      }
+    }
+    const std::size_t slot = first + (next_++ % 4);
+    kept = false;
+    tags_[slot] = bits;
+    return rows_ + slot * width;
+  }
+
+ private:
+  static constexpr std::uint64_t kEmpty = 0x7FF8000000000001ULL;  // a NaN: never a coordinate
+  Uninitialized data_;
+  std::vector<std::uint64_t> tags_;
+  C* rows_ = nullptr;
+  std::size_t width_ = 0, axes_ = 0, next_ = 0;
+  bool started_ = false;
+};
+
 // Room for a row of C that a thread computes (a row past the table, a multi-axis row, the row of
 // a scaled job), reused from token to token and not initialised: up to kInline values in the
 // walk's own frame (every row of a current model, multi-axis ones with their coordinates' rows
 // included), more on the heap. At one token, a 512-byte row allocated and zeroed on the heap
-// took a tenth of a call past the table.
+// took a tenth of a call past the table. `axis_rows`: a call's rows of fractional coordinates.
 template <class C>
 class Scratch {
  public:
@@ -77,6 +125,8 @@ class Scratch {
     if (n <= kInline) return inline_;
     return reinterpret_cast<C*>(heap_.room(n * sizeof(C)));
   }
+
+  AxisRows<C> axis_rows;
 
  private:
   alignas(64) C inline_[kInline];
