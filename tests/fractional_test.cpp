@@ -540,3 +540,70 @@ TEST_CASE("fractional multi-axis rows kept per coordinate: the bits of rows comp
     REQUIRE(rope_test::same_bits(together, alone));
   }
 }
+
+TEST_CASE("Qwen3-Omni: a video's fractional temporal position ids on the interleaved M-RoPE map",
+          "[fractional][multi_axis]") {
+  // Qwen3-Omni's thinker (HuggingFace's Qwen3OmniMoe get_rope_index): position_ids are floats; a
+  // video's temporal ids are arange(grid_t) · second_per_grid · position_id_per_seconds (25),
+  // not rounded: 2 frames a temporal patch at 3 fps is 2/3 s, 16.67 ids a patch. Text before and
+  // after, the vision start and end tokens: integers as doubles. The map is Qwen3-VL's
+  // interleaved M-RoPE ([24, 20, 20], half_split, head 128, base 1000000), against the rule
+  // written out pair by pair in float64.
+  const std::size_t grid_t = 3, grid_h = 4, grid_w = 6;
+  const double second_per_grid = 2.0 / 3.0, per_second = 25.0;
+  std::vector<std::array<double, 3>> ids;
+  for (int t = 0; t < 5; ++t) ids.push_back({double(t), double(t), double(t)});  // text
+  ids.push_back({5, 5, 5});                                                      // vision start
+  const double st = 6;
+  for (std::size_t t = 0; t < grid_t; ++t) {
+    for (std::size_t h = 0; h < grid_h; ++h) {
+      for (std::size_t w = 0; w < grid_w; ++w) {
+        ids.push_back(
+            {st + double(t) * second_per_grid * per_second, st + double(h), st + double(w)});
+      }
+    }
+  }
+  double next = 0;
+  for (const auto& id : ids) next = std::max({next, id[0], id[1], id[2]});
+  next = std::floor(next) + 1;  // llm_pos_ids.max() + 1, as the float tensor holds it
+  for (int k = 0; k < 4; ++k) ids.push_back({next + k, next + k, next + k});  // end, text
+  const std::size_t tokens = ids.size(), heads = 4, d = 128;
+  std::vector<double> axis_major(3 * tokens);  // HuggingFace's (3, seq) position_ids
+  for (std::size_t t = 0; t < tokens; ++t) {
+    for (std::size_t a = 0; a < 3; ++a) axis_major[a * tokens + t] = ids[t][a];
+  }
+  REQUIRE(ids[6 + grid_h * grid_w][0] == Approx(6 + 50.0 / 3.0));  // the second patch: 22.67
+
+  rope::Options options;
+  options.head_size = d;
+  options.base = 1000000.0;
+  options.axes = rope::Axes::mrope_interleaved({24, 20, 20});
+  const rope::Rotary<float> rot(options);
+  std::mt19937_64 rng(2025);
+  const auto input = rope_test::random_vector<float>(tokens * heads * d, rng);
+  std::vector<float> x = input;
+  rot.apply(x.data(), tokens, heads, rope::Positions::axis_major(axis_major.data(), 3, tokens));
+  rope_test::WorstCoordinate worst;
+  for (std::size_t t = 0; t < tokens; ++t) {
+    for (std::size_t h = 0; h < heads; ++h) {
+      const float* in = input.data() + (t * heads + h) * d;
+      const float* out = x.data() + (t * heads + h) * d;
+      for (std::size_t i = 0; i < d / 2; ++i) {
+        const std::size_t axis = i % 3 == 1 && i < 60 ? 1 : i % 3 == 2 && i < 60 ? 2 : 0;
+        const double angle = ids[t][axis] * std::pow(1000000.0, -2.0 * double(i) / double(d));
+        const double a = in[i], b = in[i + d / 2];
+        const double want[2] = {a * std::cos(angle) - b * std::sin(angle),
+                                b * std::cos(angle) + a * std::sin(angle)};
+        for (std::size_t k = 0; k < 2; ++k) {
+          const double bound = rope_test::output_bound<float>(std::abs(a) + std::abs(b),
+                                                              ids[t][axis], want[k], 1000000.0);
+          worst.note(std::abs(double(out[i + k * d / 2]) - want[k]), bound, [&](std::ostream& s) {
+            s << "token " << t << " head " << h << " pair " << i;
+          });
+        }
+      }
+    }
+  }
+  INFO("worst coordinate: " << worst.where());
+  REQUIRE(worst.ratio() <= 1.0);
+}

@@ -86,7 +86,7 @@ struct RowsOfTable {
                                                std::size_t sequence, Scratch<C>& scratch) const {
     const std::size_t width = table->head_size();
     C* const out = scratch.room(width);
-    if (positions.axes() == 1 || scratch.axis_rows.first_row()) {
+    if (positions.axes() == 1 || scratch.axis_rows().first_row()) {
       double x[Axes::kMaxAxes];
       for (std::size_t a = 0; a < positions.axes(); ++a) {
         x[a] = positions.coordinate(t, a, sequence);
@@ -104,7 +104,7 @@ struct RowsOfTable {
       std::uint64_t bits;
       std::memcpy(&bits, &x, sizeof bits);
       bool kept = false;
-      C* row = scratch.axis_rows.find(axes, width, a, bits, kept);
+      C* row = scratch.axis_rows().find(axes, width, a, bits, kept);
       if (!kept) table->fractional_axis_row(x, pairs->data(), static_cast<std::uint8_t>(a), row);
       r[a] = row;
     }

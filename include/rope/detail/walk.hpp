@@ -115,7 +115,7 @@ class AxisRows {
 // a scaled job), reused from token to token and not initialised: up to kInline values in the
 // walk's own frame (every row of a current model, multi-axis ones with their coordinates' rows
 // included), more on the heap. At one token, a 512-byte row allocated and zeroed on the heap
-// took a tenth of a call past the table. `axis_rows`: a call's rows of fractional coordinates.
+// took a tenth of a call past the table.
 template <class C>
 class Scratch {
  public:
@@ -126,9 +126,15 @@ class Scratch {
     return reinterpret_cast<C*>(heap_.room(n * sizeof(C)));
   }
 
-  AxisRows<C> axis_rows;
+  // A call's rows of fractional coordinates per axis, made on its first use: a call that has
+  // none pays for a null pointer.
+  AxisRows<C>& axis_rows() {
+    if (!axis_rows_) axis_rows_ = std::make_unique<AxisRows<C>>();
+    return *axis_rows_;
+  }
 
  private:
+  std::unique_ptr<AxisRows<C>> axis_rows_;
   alignas(64) C inline_[kInline];
   Uninitialized heap_;
 };
