@@ -591,7 +591,7 @@ TEST_CASE("Qwen3-Omni: a video's fractional temporal position ids on the interle
       for (std::size_t i = 0; i < d / 2; ++i) {
         const std::size_t axis = i % 3 == 1 && i < 60 ? 1 : i % 3 == 2 && i < 60 ? 2 : 0;
         const double angle = ids[t][axis] * std::pow(1000000.0, -2.0 * double(i) / double(d));
-        const double a = in[i], b = in[i + d / 2];
+        const double a = double(in[i]), b = double(in[i + d / 2]);
         const double want[2] = {a * std::cos(angle) - b * std::sin(angle),
                                 b * std::cos(angle) + a * std::sin(angle)};
         for (std::size_t k = 0; k < 2; ++k) {

@@ -173,7 +173,7 @@ inline constexpr std::size_t kTailGroup = 8;
 // rotated by `tail` from those copies, then stored after the main part. The overlapping lanes
 // get the bits the main part gave them (the same inputs, row entries and arithmetic); no lane
 // is written with anything else, and nothing outside the windows is read or written.
-template <Index W, int Windows, class S, class D, class Main, class Tail>
+template <std::size_t W, std::size_t Windows, class S, class D, class Main, class Tail>
 void overlapping_tail(const TokenHeads<S, D>& heads, Index first, Index second,
                       const Main& whole_registers, const Tail& tail) {
   alignas(64) S in[kTailGroup * Windows * W];
@@ -183,17 +183,17 @@ void overlapping_tail(const TokenHeads<S, D>& heads, Index first, Index second,
     const TokenHeads<S, D> group{heads.src + g * heads.src_stride, heads.src_stride,
                                  heads.dst + g * heads.dst_stride, heads.dst_stride, count};
     for (std::size_t k = 0; k < count; ++k) {
-      for (int w = 0; w < Windows; ++w) {
-        std::copy_n(group.src + k * group.src_stride + first + w * second, W,
-                    in + (k * Windows + w) * W);
+      for (std::size_t w = 0; w < Windows; ++w) {
+        const S* x = group.src + k * group.src_stride + first + static_cast<Index>(w) * second;
+        std::copy_n(x, W, in + (k * Windows + w) * W);
       }
     }
     whole_registers(group);
     tail(TokenHeads<S, D>{in, Windows * W, out, Windows * W, count});
     for (std::size_t k = 0; k < count; ++k) {
-      for (int w = 0; w < Windows; ++w) {
-        std::copy_n(out + (k * Windows + w) * W, W,
-                    group.dst + k * group.dst_stride + first + w * second);
+      for (std::size_t w = 0; w < Windows; ++w) {
+        D* y = group.dst + k * group.dst_stride + first + static_cast<Index>(w) * second;
+        std::copy_n(out + (k * Windows + w) * W, W, y);
       }
     }
   }
@@ -222,9 +222,10 @@ void rotate_half_split(const TokenHeads<S, D>& heads, const compute_t<S>* row, I
   // by the compiler behind a run-time alias check, and with a·c − b·s contracted into FMAs
   // differently in its two versions, a pair's bits would depend on the buffers' addresses.
   if (n % L != 0 && n >= L) {
-    overlapping_tail<L, 2>(heads, n - L, h, whole_registers, [&](const TokenHeads<S, D>& windows) {
-      half_split_chunk<1>(windows, row + (n - L), n_row, L, 0, inverse);
-    });
+    overlapping_tail<static_cast<std::size_t>(L), 2>(
+        heads, n - L, h, whole_registers, [&](const TokenHeads<S, D>& windows) {
+          half_split_chunk<1>(windows, row + (n - L), n_row, L, 0, inverse);
+        });
     return;
   }
   const Index done = whole_registers(heads);
@@ -318,10 +319,10 @@ void rotate_interleaved(const TokenHeads<S, D>& heads, const compute_t<S>* row, 
   // The pairs not covered by whole registers: one register [h − L, h) overlapping the main
   // part's last (heads of at least L pairs), else one zero-padded register, as for half_split.
   if (h % L != 0 && h >= L) {
-    overlapping_tail<2 * L, 1>(heads, 2 * (h - L), 0, whole_registers,
-                               [&](const TokenHeads<S, D>& windows) {
-                                 interleaved_chunk<1>(windows, row + 2 * (h - L), 0, inverse);
-                               });
+    overlapping_tail<static_cast<std::size_t>(2 * L), 1>(
+        heads, 2 * (h - L), 0, whole_registers, [&](const TokenHeads<S, D>& windows) {
+          interleaved_chunk<1>(windows, row + 2 * (h - L), 0, inverse);
+        });
     return;
   }
   const Index done = whole_registers(heads);
