@@ -508,11 +508,12 @@ TEST_CASE("LTX-2 as docs/multimodal.md writes it", "[fractional][ltx2][docs]") {
 
 TEST_CASE("fractional multi-axis rows kept per coordinate: the bits of rows computed whole",
           "[fractional][multi_axis]") {
-  // A call keeps the rows of each axis's coordinates (64 a axis, in sets of four) for its later
-  // tokens; its first token's row is computed whole. Every token of one call must have the bits
-  // of the same token rotated alone (a call of one token: its row computed whole): coordinates
-  // that repeat, and more distinct ones than the rows kept (300 on the last axis), in an order
-  // that evicts and comes back; signed; LTX-2's split pairing and Qwen2-VL's sections.
+  // A thread keeps the rows of each axis's coordinates (64 an axis, in sets of four, tagged by
+  // the table) for its later tokens and calls. Every token must get the bits of its row written
+  // whole by Table::compute_row, pair by pair at its axis's coordinate, applied through a
+  // CachedRotary: coordinates that repeat and more distinct ones than the rows kept (300 on the
+  // last axis), in an order that evicts and comes back; signed; LTX-2's split pairing and
+  // Qwen2-VL's sections; two tables with other θ taking turns on the same coordinates.
   std::vector<double> xyz;
   for (std::size_t t = 0; t < 900; ++t) {
     xyz.push_back(double(t % 3) * 0.375 - 0.5);
@@ -520,24 +521,49 @@ TEST_CASE("fractional multi-axis rows kept per coordinate: the bits of rows comp
     xyz.push_back(double((t * 7) % 300) / 128.0 - 1.0);
   }
   const std::size_t tokens = xyz.size() / 3;
-  rope::Options sections;
-  sections.head_size = 128;
-  sections.axes = rope::Axes::sections({16, 24, 24}).with_signed_coordinates();
+  const auto sections = [](double base) {
+    rope::Options o;
+    o.head_size = 128;
+    o.base = base;
+    o.axes = rope::Axes::sections({16, 24, 24}).with_signed_coordinates();
+    return o;
+  };
   const std::pair<const char*, rope::Options> cases[] = {
       {"LTX-2 split, 4 heads of 48", rope::ltx2_options(4, 48, 3)},
-      {"sections {16, 24, 24}, head 128", sections}};
-  for (const auto& [name, options] : cases) {
-    INFO(name);
-    const rope::Rotary<float> rot(options);
-    const std::size_t d = rot.head_size();
-    std::mt19937_64 rng(77);
-    const auto input = rope_test::random_vector<float>(tokens * d, rng);
-    std::vector<float> together = input, alone = input;
-    rot.apply(together.data(), tokens, 1, rope::Positions::token_major(xyz.data(), 3));
-    for (std::size_t t = 0; t < tokens; ++t) {
-      rot.apply(alone.data() + t * d, 1, 1, rope::Positions::token_major(xyz.data() + 3 * t, 3));
+      {"sections {16, 24, 24}, base 10000", sections(10000.0)},
+      {"sections {16, 24, 24}, base 500", sections(500.0)}};
+  for (int round = 0; round < 2; ++round) {
+    for (const auto& [name, options] : cases) {
+      INFO(name << ", round " << round);
+      const rope::Rotary<float> rot(options);
+      const std::size_t d = rot.head_size(), half = d / 2;
+      const std::vector<double>& theta = rot.inverse_frequencies();
+      const std::vector<std::uint8_t>& axis = rot.axis_of_pairs();
+      // Each token's half_split row from three rows written whole, pair j from its axis's.
+      std::vector<float> cos(tokens * half), sin(tokens * half), row(3 * d);
+      for (std::size_t t = 0; t < tokens; ++t) {
+        for (std::size_t a = 0; a < 3; ++a) {
+          rope::Table<float>::compute_row(Layout::half_split, theta, xyz[3 * t + a],
+                                          row.data() + a * d);
+        }
+        for (std::size_t j = 0; j < half; ++j) {
+          cos[t * half + j] = row[axis[j] * d + j];
+          sin[t * half + j] = row[axis[j] * d + half + j];
+        }
+      }
+      rope::CosSinOptions cached_options{d, Layout::half_split, 0, 0};
+      if (options.axes.pairs_within_blocks()) {
+        cached_options.axes = rope::Axes().with_pairs_within_blocks(48);
+      }
+      std::mt19937_64 rng(77);
+      const auto input = rope_test::random_vector<float>(tokens * d, rng);
+      std::vector<float> x = input, expected = input;
+      rope::CachedRotary<float>(cached_options)
+          .apply(expected.data(), tokens, 1, rope::Positions::consecutive(0),
+                 {cos.data(), sin.data(), tokens});
+      rot.apply(x.data(), tokens, 1, rope::Positions::token_major(xyz.data(), 3));
+      REQUIRE(rope_test::same_bits(x, expected));
     }
-    REQUIRE(rope_test::same_bits(together, alone));
   }
 }
 

@@ -79,14 +79,14 @@ struct RowsOfTable {
   }
 
   // The row of fractional coordinates (one, or one per axis) of token t, computed into scratch.
-  // Multi-axis, after the call's first row: entry k from the row of its axis at the token's
-  // coordinate on it, computed once per call and coordinate (AxisRows, walk.hpp); the same bits
-  // as the row computed whole, entry by entry.
+  // Multi-axis: entry k from the row of its axis at the token's coordinate on it, computed once
+  // per thread, table and coordinate (AxisRows, walk.hpp); the same bits as the row computed
+  // whole, entry by entry.
   ROPE_DETAIL_NOINLINE const C* fractional_row(const Positions& positions, std::size_t t,
                                                std::size_t sequence, Scratch<C>& scratch) const {
     const std::size_t width = table->head_size();
     C* const out = scratch.room(width);
-    if (positions.axes() == 1 || scratch.axis_rows().first_row()) {
+    if (positions.axes() == 1) {
       double x[Axes::kMaxAxes];
       for (std::size_t a = 0; a < positions.axes(); ++a) {
         x[a] = positions.coordinate(t, a, sequence);
@@ -104,7 +104,7 @@ struct RowsOfTable {
       std::uint64_t bits;
       std::memcpy(&bits, &x, sizeof bits);
       bool kept = false;
-      C* row = scratch.axis_rows().find(axes, width, a, bits, kept);
+      C* row = AxisRows<C>::of_thread().find(table->id_, axes, width, a, bits, kept);
       if (!kept) table->fractional_axis_row(x, pairs->data(), static_cast<std::uint8_t>(a), row);
       r[a] = row;
     }

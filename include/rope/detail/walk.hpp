@@ -26,7 +26,6 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
-#include <utility>
 #include <vector>
 
 #include <rope/detail/geometry.hpp>
@@ -64,51 +63,59 @@ struct Uninitialized {
     return data.get() + ((64 - address % 64) % 64);
   }
 };
-// The rows of one axis at fractional coordinates that a thread has computed in a call, for the
-// call's later tokens at the same coordinate on that axis (rows.hpp): kSlots rows per axis in
-// sets of four chosen by a hash of the coordinate's bits, each tagged with those bits. A video's
-// tokens take a few dozen distinct values per axis, so a token's row is put together from kept rows
-// of its axes instead of computed. Allocated on a call's first fractional multi-axis row, not
-// initialised.
+// The rows of one axis at fractional coordinates that a thread has computed, for later tokens
+// (of this call or the next: an engine's layers repeat a step's coordinates) at the same
+// coordinate on that axis (rows.hpp): kSlots rows per axis in sets of four chosen by a hash of
+// the coordinate's bits, each tagged with the table's id and those bits. A video's tokens take a
+// few dozen distinct values per axis, so a token's row is put together from kept rows of its
+// axes instead of computed. Made on a thread's first fractional multi-axis row, not initialised:
+// axes · kSlots rows of the table's width (3 MiB for LTX-2's 4096-wide rows), kept while the
+// thread lives.
 template <class C>
 class AxisRows {
  public:
   static constexpr std::size_t kSlots = 64;
 
-  // True for a call's first fractional multi-axis row, which is computed whole: a one-token call
-  // allocates nothing.
-  bool first_row() noexcept { return !std::exchange(started_, true); }
+  // The calling thread's rows.
+  static AxisRows& of_thread() {
+    static thread_local AxisRows rows;
+    return rows;
+  }
 
-  // The row of axis a at coordinate x (bits), and whether it holds that row already; else the
-  // caller computes it there.
-  C* find(std::size_t axes, std::size_t width, std::size_t a, std::uint64_t bits, bool& kept) {
+  // The row of axis a at coordinate x (bits) of table `owner`, and whether it holds that row
+  // already; else the caller computes it there.
+  C* find(std::uint64_t owner, std::size_t axes, std::size_t width, std::size_t a,
+          std::uint64_t bits, bool& kept) {
     if (width_ != width || axes_ != axes) {
       rows_ = reinterpret_cast<C*>(data_.room(axes * kSlots * width * sizeof(C)));
-      tags_.assign(axes * kSlots, kEmpty);
+      tags_.assign(axes * kSlots, Tag{0, kEmpty});
       width_ = width;
       axes_ = axes;
     }
     // Four ways: the first of four slots from the hash that holds x, else the next one in turn.
     const std::size_t first = a * kSlots + ((bits * 0x9E3779B97F4A7C15ULL) >> 58) / 4 * 4;
     for (std::size_t way = 0; way < 4; ++way) {
-      if (tags_[first + way] == bits) {
+      const Tag& tag = tags_[first + way];
+      if (tag.bits == bits && tag.owner == owner) {
         kept = true;
         return rows_ + (first + way) * width;
       }
     }
     const std::size_t slot = first + (next_++ % 4);
     kept = false;
-    tags_[slot] = bits;
+    tags_[slot] = Tag{owner, bits};
     return rows_ + slot * width;
   }
 
  private:
   static constexpr std::uint64_t kEmpty = 0x7FF8000000000001ULL;  // a NaN: never a coordinate
+  struct Tag {
+    std::uint64_t owner, bits;
+  };
   Uninitialized data_;
-  std::vector<std::uint64_t> tags_;
+  std::vector<Tag> tags_;
   C* rows_ = nullptr;
   std::size_t width_ = 0, axes_ = 0, next_ = 0;
-  bool started_ = false;
 };
 
 // Room for a row of C that a thread computes (a row past the table, a multi-axis row, the row of
@@ -126,15 +133,7 @@ class Scratch {
     return reinterpret_cast<C*>(heap_.room(n * sizeof(C)));
   }
 
-  // A call's rows of fractional coordinates per axis, made on its first use: a call that has
-  // none pays for a null pointer.
-  AxisRows<C>& axis_rows() {
-    if (!axis_rows_) axis_rows_ = std::make_unique<AxisRows<C>>();
-    return *axis_rows_;
-  }
-
  private:
-  std::unique_ptr<AxisRows<C>> axis_rows_;
   alignas(64) C inline_[kInline];
   Uninitialized heap_;
 };
