@@ -74,6 +74,8 @@ std::vector<Row> make_rows() {
   }
   add(Call::apply, Type::f16, rope::Layout::half_split, 72, 16, 0, 256);
   add(Call::apply, Type::f32, rope::Layout::half_split, 80, 16, 0, 256);
+  // One head of one token: little more than what a call costs before and after its kernel.
+  for (const rope::Layout layout : layouts) add(Call::apply, Type::f32, layout, 128, 1, 0, 1);
   // Multi-axis: Qwen2-VL's sections on image tokens (q and k of 28 + 4 heads).
   for (const std::size_t tokens : std::initializer_list<std::size_t>{1, 512}) {
     add(Call::multi_axis, Type::f32, rope::Layout::half_split, 128, 28, 4, tokens);

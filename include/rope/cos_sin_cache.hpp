@@ -185,7 +185,10 @@ void CachedRotary<T>::apply(View<const T> src, View<T> dst, const Positions& pos
                               options_.head_size);
   detail::check_index_outside("sin table", table_bytes(cos_sin, cos_sin.sin), "dst", dst,
                               options_.head_size);
-  apply(unchecked, src, dst, positions, cos_sin, Call{call.direction, range, call.execution});
+  const detail::Job job{src, dst};  // the range as it is: see Core::apply
+  detail::run(rows(cos_sin, positions, src.tokens()),
+              detail::kernel_for<Eigen::Dynamic, T>(layout()), &job, 1, slice(), range,
+              call.direction, call.execution);
 }
 
 template <class T>

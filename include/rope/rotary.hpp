@@ -159,9 +159,8 @@ class Rotary {
   void shift(View<K> keys, const CacheScales& scales, std::int64_t delta,
              const Call& call = {}) const;
 
-  /// The primitives without any argument check (see rope::Unchecked). Preconditions: the  /// The
-  /// primitives without any argument check (see rope::Unchecked). Preconditions: the checked call
-  /// would not throw; coordinates outside [0, 2^53 − 1] give unspecified values.
+  /// The primitives without any argument check (see rope::Unchecked). Preconditions: the checked
+  /// call would not throw; coordinates outside [0, 2^53 − 1] give unspecified values.
   void apply(Unchecked, View<const T> src, View<T> dst, const Positions& positions,
              const Call& call = {}) const;
   void shift(Unchecked, View<T> keys, std::int64_t delta, const Call& call = {}) const;

@@ -154,11 +154,15 @@ std::size_t Core<C>::checked_table_size(const Options& options, std::size_t rota
   return rotary_dim;
 }
 
+// The checked forms pass the range on as it is, not in a new Call: a Call's optional range,
+// written a byte at a time and read back whole, stalled a one-token call on the store.
 template <class C>
 void Core<C>::apply(Kernel kernel, const Geometry& src, const Geometry& dst,
                     const Positions& positions, const Call& call) const {
   const TokenRange range = check_apply(src, dst, head_size_, positions, axes_, call, true, signed_);
-  apply(unchecked, kernel, src, dst, positions, Call{call.direction, range, call.execution});
+  const Job job{src, dst};
+  run(TableRows<C>{rows(), &positions, src.tokens}, kernel, &job, 1, slice(), range,
+      call.direction, call.execution);
 }
 
 template <class C>
@@ -173,7 +177,8 @@ template <class C>
 void Core<C>::apply_qk(Kernel kernel, const Fused& fused, const Positions& positions,
                        const Call& call) const {
   const TokenRange range = check_fused(fused, head_size_, positions, axes_, call, true, signed_);
-  apply_qk(unchecked, kernel, fused, positions, Call{call.direction, range, call.execution});
+  run_fused(TableRows<C>{rows(), &positions, fused.q().tokens}, kernel, fused, slice(), positions,
+            range, call.direction, call.execution);
 }
 
 template <class C>
