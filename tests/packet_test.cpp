@@ -185,14 +185,57 @@ TEMPLATE_TEST_CASE("simd: complex packets multiply as complex numbers and conjug
       CHECK_THAT(double(z.imag()), Catch::Matchers::WithinAbs(ar * bi + ai * br, bound_im));
     }
 #if defined(EIGEN_VECTORIZE_AVX) && defined(EIGEN_VECTORIZE_FMA)
-    // The kernels' product on FMA targets: one product rounded, fused into the other.
+    // The kernels' product on FMA targets: one product rounded, fused into the other; the
+    // imaginary part fuses b·c with AVX2 (the prepared form), a·s with AVX-512.
     const T x = a[2 * i], y = a[2 * i + 1], c = b[2 * i], s = b[2 * i + 1];
-    const T ys = y * s, yc = y * c;
+    const T ys = y * s;
     REQUIRE(kernel_product[i].real() == std::fma(x, c, -ys));
+#if defined(EIGEN_VECTORIZE_AVX512)
+    const T yc = y * c;
+    REQUIRE_FALSE(simd::kPrepared<Z>);
     REQUIRE(kernel_product[i].imag() == std::fma(x, s, yc));
+#else
+    const T xs = x * s;
+    REQUIRE(simd::kPrepared<Z>);
+    REQUIRE(kernel_product[i].imag() == std::fma(y, c, xs));
+#endif
 #endif
     REQUIRE(conjugated[i].real() == a[2 * i]);
     REQUIRE(conjugated[i].imag() == -a[2 * i + 1]);
+  }
+}
+
+TEMPLATE_TEST_CASE(
+    "simd: a prepared e^{iφ} turns as the complex product, and its inverse as the "
+    "product with the conjugate",
+    "[simd]", float, double) {
+  using T = TestType;
+  using Z = simd::ComplexPacket<T>;
+  constexpr std::size_t L = simd::kLanes<std::complex<T>>;
+  std::mt19937_64 rng(5);
+  const std::vector<T> a = lanes_of<T>(2 * L, rng), b = lanes_of<T>(2 * L, rng);
+  const auto* za = reinterpret_cast<const std::complex<T>*>(a.data());
+  const auto* zb = reinterpret_cast<const std::complex<T>*>(b.data());
+  const Z z = simd::load<Z>(za), e = simd::load<Z>(zb);
+  std::vector<std::complex<T>> forward(L), inverse(L), product(L), conjugate_product(L);
+  simd::store(forward.data(), simd::turn(z, simd::prepare(e, false)));
+  simd::store(inverse.data(), simd::turn(z, simd::prepare(e, true)));
+  simd::store(product.data(), simd::complex_mul(z, e));
+  simd::store(conjugate_product.data(), simd::complex_mul(z, simd::conjugate(e)));
+  for (std::size_t i = 0; i < L; ++i) {
+    INFO("lane " << i);
+    // Bit for bit, and so through the bounds of the test above.
+    REQUIRE(forward[i].real() == product[i].real());
+    REQUIRE(forward[i].imag() == product[i].imag());
+    REQUIRE(inverse[i].real() == conjugate_product[i].real());
+    REQUIRE(inverse[i].imag() == conjugate_product[i].imag());
+    // And the inverse is the product with the conjugate: (ar·br + ai·bi) + i(ai·br − ar·bi).
+    const double ar = double(a[2 * i]), ai = double(a[2 * i + 1]);
+    const double br = double(b[2 * i]), bi = double(b[2 * i + 1]);
+    const double bound_re = rope_test::gamma<T>(2) * (std::abs(ar * br) + std::abs(ai * bi));
+    const double bound_im = rope_test::gamma<T>(2) * (std::abs(ar * bi) + std::abs(ai * br));
+    CHECK_THAT(double(inverse[i].real()), Catch::Matchers::WithinAbs(ar * br + ai * bi, bound_re));
+    CHECK_THAT(double(inverse[i].imag()), Catch::Matchers::WithinAbs(ai * br - ar * bi, bound_im));
   }
 }
 

@@ -21,7 +21,7 @@
 namespace {
 
 enum class Call { apply, apply_out_of_place, apply_qk, multi_axis };
-enum class Type { f32, f16 };
+enum class Type { f32, f16, f64 };
 
 struct Row {
   Call call;
@@ -45,8 +45,11 @@ std::vector<Row> make_rows() {
     std::string shape = "d" + std::to_string(d) + "x" + std::to_string(heads);
     if (kv_heads != 0) shape += "+" + std::to_string(kv_heads);
     rows.push_back({call, type, layout, d, heads, kv_heads, tokens,
-                    std::string(call_name) + "/" + (type == Type::f32 ? "float" : "half") + "/" +
-                        layout_name(layout) + "/" + shape + "/t" + std::to_string(tokens)});
+                    std::string(call_name) + "/" +
+                        (type == Type::f32   ? "float"
+                         : type == Type::f64 ? "double"
+                                             : "half") +
+                        "/" + layout_name(layout) + "/" + shape + "/t" + std::to_string(tokens)});
   };
   const rope::Layout layouts[] = {rope::Layout::half_split, rope::Layout::interleaved};
   // In place, Llama 3 8B's 32 + 8 heads in one buffer: decode, a chunk, a prefill, out of cache.
@@ -74,6 +77,12 @@ std::vector<Row> make_rows() {
   }
   add(Call::apply, Type::f16, rope::Layout::half_split, 72, 16, 0, 256);
   add(Call::apply, Type::f32, rope::Layout::half_split, 80, 16, 0, 256);
+  // Double: its interleaved product has a shuffle of its own (the imaginary parts).
+  for (const rope::Layout layout : layouts) {
+    for (const std::size_t tokens : std::initializer_list<std::size_t>{1, 16, 512}) {
+      add(Call::apply, Type::f64, layout, 128, 40, 0, tokens);
+    }
+  }
   // One head of one token: little more than what a call costs before and after its kernel.
   for (const rope::Layout layout : layouts) add(Call::apply, Type::f32, layout, 128, 1, 0, 1);
   // Multi-axis: Qwen2-VL's sections on image tokens (q and k of 28 + 4 heads).
@@ -88,7 +97,9 @@ const std::vector<Row>& rows() {
   return all;
 }
 
-std::size_t element_size(const Row& r) { return r.type == Type::f32 ? 4 : 2; }
+std::size_t element_size(const Row& r) {
+  return r.type == Type::f64 ? 8 : r.type == Type::f32 ? 4 : 2;
+}
 std::size_t row_elements(const Row& r) { return (r.heads + r.kv_heads) * r.head_size; }
 
 // What a build makes for a row: its Rotary, and the call on the driver's buffers.
@@ -158,6 +169,8 @@ AB_EXPORT void ab_fill(int row, void* const* buffers) {
     const float v = float(state >> 8) * (2.0F / 16777216.0F) - 1.0F;
     if (r.type == Type::f32) {
       static_cast<float*>(buffers[0])[i] = v;
+    } else if (r.type == Type::f64) {
+      static_cast<double*>(buffers[0])[i] = double(v);
     } else {
       static_cast<Eigen::half*>(buffers[0])[i] = Eigen::half(v);
     }
@@ -185,6 +198,7 @@ AB_EXPORT void* ab_make(int row) {
     options.axes = rope::Axes::sections({16, 24, 24});
   }
   if (r.type == Type::f32) return new Rotating<float>(r, options);
+  if (r.type == Type::f64) return new Rotating<double>(r, options);
   return new Rotating<Eigen::half>(r, options);
 }
 

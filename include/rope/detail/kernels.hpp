@@ -253,26 +253,26 @@ void rotate_half_split_blocks(const TokenHeads<S, D>& heads, const compute_t<S>*
 // ---- interleaved ---------------------------------------------------------------------------
 // Pair j is (x[2j], x[2j+1]) = the complex number z_j = x[2j] + i·x[2j+1]; the table row
 // [c0 s0 c1 s1 ..] is e^{iφ_j}. The rotation is the complex product y_j = z_j · e^{iφ_j}
-// (inverse: z_j · conj(e^{iφ_j})), which Eigen's complex packets compute per register as
+// (inverse: z_j · conj(e^{iφ_j})):
 //
 //   z = [ a0  b0  a1  b1 .. ]
-//   y = [a0 a0 a1 a1 ..]·[c0 s0 c1 s1 ..]  ∓±  [b0 b0 b1 b1 ..]·[s0 c0 s1 c1 ..]
-//     = [a0·c0 − b0·s0,  a0·s0 + b0·c0, ..]
+//   y = [ a0·c0 − b0·s0,  b0·c0 + a0·s0, .. ]
+//
+// Each register of the row is prepared once per token and each register of every head turned by
+// it (simd::prepare, simd::turn: packet.hpp has the two forms, which targets take which, and
+// which product each rounds).
 //
 // simd::load reads a register of complex pairs from the head's T values (std::complex<C> has
 // the size and alignment of C[2]), so a head needs no more alignment than T (docs/design.md).
 
-// Pairs [j, j + N·L) of every head, N registers of e^{iφ} held across the heads.
+// Pairs [j, j + N·L) of every head, N prepared registers of e^{iφ} held across the heads.
 template <int N, class S, class D>
 void interleaved_chunk(const TokenHeads<S, D>& heads, const compute_t<S>* row, Index j,
                        bool inverse) {
   using Z = typename KernelRegisters<S, D>::Pairs;
   constexpr Index L = KernelRegisters<S, D>::kPairs;
-  Z e[N];
-  for (int k = 0; k < N; ++k) {
-    e[k] = simd::load<Z>(row + 2 * (j + k * L));
-    if (inverse) e[k] = simd::conjugate(e[k]);
-  }
+  simd::Turn<Z> e[N];
+  for (int k = 0; k < N; ++k) e[k] = simd::prepare(simd::load<Z>(row + 2 * (j + k * L)), inverse);
   // Locals, not heads.*: the stores below may alias any memory, which would force a reload.
   const std::size_t src_stride = heads.src_stride, dst_stride = heads.dst_stride;
   const S* x = heads.src;
@@ -280,7 +280,7 @@ void interleaved_chunk(const TokenHeads<S, D>& heads, const compute_t<S>* row, I
   for (std::size_t n = heads.count; n > 0; --n, x += src_stride, y += dst_stride) {
     for (int k = 0; k < N; ++k) {
       const Index i = 2 * (j + k * L);  // pair j + k·L starts at coordinate i
-      simd::store(y + i, simd::complex_mul(simd::load<Z>(x + i), e[k]));
+      simd::store(y + i, simd::turn(simd::load<Z>(x + i), e[k]));
     }
   }
 }
@@ -310,7 +310,11 @@ void rotate_interleaved(const TokenHeads<S, D>& heads, const compute_t<S>* row, 
                         bool inverse) {
   using R = KernelRegisters<S, D>;
   constexpr Index L = R::kPairs;
-  // Main part: e^{iφ} registers take at most half the register file.
+  // Main part: N registers of pairs per pass, N at most half the register file. Prepared, each
+  // register of the row takes two (cos and sin, or e and its swapped copy), all of the register
+  // file where N is half of it: the compiler reads what does not fit from the stack. Halving N to
+  // keep them all in registers costs a pass over a token's heads more, which cost more out of the
+  // cache than it saved (docs/design.md).
   const auto whole_registers = [&](const TokenHeads<S, D>& group) {
     return for_each_chunk<kWide<simd::kRegisters / 2 / R::kEach, L, Half>, L>(
         h, 0,

@@ -721,49 +721,135 @@ Z conjugate(const Z& z) {
 /// A Split of interleaved pairs (even = real parts, odd = imaginary parts), conjugated.
 inline Split conjugate(const Split& z) { return {z.even, negate(z.odd)}; }
 
-/// Lane-wise complex product z·e. On AVX-512 and AVX2 with FMA the real part is
-/// z.re·e.re − round(z.im·e.im) and the imaginary part z.re·e.im + round(z.im·e.re), one fused
-/// multiply-add each (the roundings of Eigen's product on AVX-512; written here, so that the
-/// duplications of z fold into its load where x86 has such loads); on a Split (even = re,
-/// odd = im) the same roundings, so that a bfloat16 head rotated on Splits gets the bits of the
-/// float rotation; on a one-lane packet (std::complex, under EIGEN_DONT_VECTORIZE) the same
-/// roundings through madd, fused where the target has FMA, since the compiler expands
-/// std::complex's product into fused or unfused forms, scalar or vectorised, depending on where
-/// it is inlined. Elsewhere Eigen's product.
+// ---- interleaved pairs: the complex product ---------------------------------------------------
+// A kernel turns many heads by the same register of e^{iφ}, so it prepares that register once per
+// token (prepare) and turns each register of a head by it (turn).
+//
+// With AVX2 and FMA (no AVX-512), a prepared register holds cos in both lanes of each pair and
+// sin in both, negated for the inverse; a head's register then takes one shuffle (its pairs
+// swapped), one product and one fused multiply-add:
+//
+//   y = [a b ..]·[c c ..] ∓± round([b a ..]·[s s ..])  =  [a·c − round(b·s),  b·c + round(a·s), ..]
+//
+// each part its own value times cos, fused with the rounded product of its partner and sin.
+// Elsewhere a prepared register is e itself (conjugated for the inverse) and turn() is
+// complex_mul: on AVX-512 the real and the imaginary parts of z each duplicated into both lanes
+// of a pair by a load (vmovsldup, vmovshdup), a product and a fused multiply-add with e and its
+// swapped copy, a·c − round(b·s) and a·s + round(b·c). Which is faster depends on the CPU: the
+// duplicating loads cost AMD's cores a shuffle each (the AVX2 form took 0.78–0.93 of the time on
+// a Zen 5), an extra shuffle costs Intel's AVX-512 cores a port their products share (modelled
+// 1.4× slower there); with AVX2 both models give the prepared form at most the cycles of the
+// other (docs/design.md, "The kernels").
+// The targets whose interleaved kernels take the prepared form: AVX2 with FMA, not AVX-512.
+#if defined(EIGEN_VECTORIZE_AVX) && defined(EIGEN_VECTORIZE_FMA)
+#if !defined(EIGEN_VECTORIZE_AVX512)
+#define ROPE_DETAIL_PREPARED_PAIRS 1
+#endif
+#endif
+template <class Z>
+struct Turn {
+  Z e;
+};
+template <class Z>
+inline constexpr bool kPrepared = false;
+#if defined(ROPE_DETAIL_PREPARED_PAIRS)
+template <>
+struct Turn<Eigen::internal::Packet4cf> {
+  __m256 cos, sin;
+};
+template <>
+struct Turn<Eigen::internal::Packet2cd> {
+  __m256d cos, sin;
+};
+template <>
+inline constexpr bool kPrepared<Eigen::internal::Packet4cf> = true;
+template <>
+inline constexpr bool kPrepared<Eigen::internal::Packet2cd> = true;
+
+// A register the compiler must keep as it is: GCC otherwise reads a head's register from memory
+// twice, once for the swap and once for the fused multiply-add (a load more per register: up to
+// a fifth of a call in cache, measured).
+template <class V>
+void keep_in_register(V& v) {
+#if defined(__GNUC__)
+  __asm__("" : "+x"(v));
+#else
+  static_cast<void>(v);
+#endif
+}
+#endif
+
+template <class Z>
+Z complex_mul(const Z& z, const Z& e);
+
+/// A register of e^{iφ} prepared for turn(), conjugated for the inverse. A prepared register's
+/// sign is flipped by an exclusive or with a mask, not under a branch, so that the compiler keeps
+/// the prepared registers in registers.
+template <class Z>
+Turn<Z> prepare(const Z& e, bool inverse) {
+  if constexpr (!kPrepared<Z>) {
+    return {inverse ? conjugate(e) : e};
+  }
+#if defined(ROPE_DETAIL_PREPARED_PAIRS)
+  else if constexpr (std::is_same_v<Z, Eigen::internal::Packet4cf>) {
+    const __m256 sign = _mm256_castsi256_ps(_mm256_set1_epi32(inverse ? INT32_MIN : 0));
+    return {_mm256_moveldup_ps(e.v), _mm256_xor_ps(_mm256_movehdup_ps(e.v), sign)};
+  } else {
+    const __m256d sign = _mm256_castsi256_pd(_mm256_set1_epi64x(inverse ? INT64_MIN : 0));
+    return {_mm256_movedup_pd(e.v), _mm256_xor_pd(_mm256_permute_pd(e.v, 0xF), sign)};
+  }
+#endif
+}
+
+/// z turned by a prepared register: z·e (z·conj(e) for the inverse).
+template <class Z>
+Z turn(const Z& z, const Turn<Z>& t) {
+  if constexpr (!kPrepared<Z>) {
+    return complex_mul(z, t.e);
+  }
+#if defined(ROPE_DETAIL_PREPARED_PAIRS)
+  else if constexpr (std::is_same_v<Z, Eigen::internal::Packet4cf>) {
+    __m256 v = z.v;
+    keep_in_register(v);
+    const __m256 swapped = _mm256_permute_ps(v, _MM_SHUFFLE(2, 3, 0, 1));
+    return Z(_mm256_fmaddsub_ps(v, t.cos, _mm256_mul_ps(swapped, t.sin)));
+  } else {
+    __m256d v = z.v;
+    keep_in_register(v);
+    const __m256d swapped = _mm256_permute_pd(v, 0x5);
+    return Z(_mm256_fmaddsub_pd(v, t.cos, _mm256_mul_pd(swapped, t.sin)));
+  }
+#endif
+}
+
+/// Lane-wise complex product z·e, with the roundings of the target's kernels: on AVX2 with FMA
+/// turn()'s, re = z.re·e.re − round(z.im·e.im) and im = z.im·e.re + round(z.re·e.im); on
+/// AVX-512 re = z.re·e.re − round(z.im·e.im) and im = z.re·e.im + round(z.im·e.re) (Eigen's
+/// roundings there, written here with the zero-masking forms of its shuffles, see native::widen,
+/// and vmovddup for double's real parts: a load, where Eigen's vpermilpd takes the shuffle port
+/// the products share); on a Split (even = re, odd = im) the same roundings as the target's
+/// complex packets, so that a bfloat16 head rotated on Splits gets the bits of the float
+/// rotation; on a one-lane packet (std::complex, under EIGEN_DONT_VECTORIZE) AVX-512's, through
+/// madd, fused where the target has FMA (the compiler would expand std::complex's product into
+/// fused or unfused forms, depending on where it is inlined). Elsewhere Eigen's product.
 template <class Z>
 Z complex_mul(const Z& z, const Z& e) {
   if constexpr (std::is_same_v<Z, std::complex<float>> || std::is_same_v<Z, std::complex<double>>) {
     return Z(madd(z.real(), e.real(), -(z.imag() * e.imag())),
              madd(z.real(), e.imag(), z.imag() * e.real()));
+  } else if constexpr (kPrepared<Z>) {
+    return turn(z, prepare(e, false));
   } else {
 #if defined(EIGEN_VECTORIZE_AVX512)
-    // Eigen's product, written with the zero-masking forms of its shuffles (see native::widen).
     if constexpr (std::is_same_v<Z, Eigen::internal::Packet8cf>) {
       const __m512 swapped = _mm512_maskz_permute_ps(0xFFFF, e.v, _MM_SHUFFLE(2, 3, 0, 1));
       return Z(_mm512_fmaddsub_ps(_mm512_maskz_moveldup_ps(0xFFFF, z.v), e.v,
                                   _mm512_mul_ps(_mm512_maskz_movehdup_ps(0xFFFF, z.v), swapped)));
     } else if constexpr (std::is_same_v<Z, Eigen::internal::Packet4cd>) {
-      // The real parts duplicated by vmovddup, which a load folds into (a load-port
-      // instruction, where Eigen's vpermilpd also takes the shuffle port that the multiplies
-      // share).
       const __m512d swapped = _mm512_maskz_permute_pd(0xFF, e.v, 0x55);
       return Z(
           _mm512_fmaddsub_pd(_mm512_maskz_movedup_pd(0xFF, z.v), e.v,
                              _mm512_mul_pd(_mm512_maskz_permute_pd(0xFF, z.v, 0xFF), swapped)));
-    } else {
-      return Eigen::internal::pmul(z, e);
-    }
-#elif defined(EIGEN_VECTORIZE_AVX) && defined(EIGEN_VECTORIZE_FMA)
-    // Eigen's AVX product rounds both products and then adds (vaddsubps); fused as on AVX-512,
-    // one instruction less, and the roundings a Split's product has.
-    if constexpr (std::is_same_v<Z, Eigen::internal::Packet4cf>) {
-      const __m256 swapped = _mm256_permute_ps(e.v, _MM_SHUFFLE(2, 3, 0, 1));
-      return Z(_mm256_fmaddsub_ps(_mm256_moveldup_ps(z.v), e.v,
-                                  _mm256_mul_ps(_mm256_movehdup_ps(z.v), swapped)));
-    } else if constexpr (std::is_same_v<Z, Eigen::internal::Packet2cd>) {
-      const __m256d swapped = _mm256_shuffle_pd(e.v, e.v, 0x5);
-      return Z(_mm256_fmaddsub_pd(_mm256_movedup_pd(z.v), e.v,
-                                  _mm256_mul_pd(_mm256_shuffle_pd(z.v, z.v, 0xF), swapped)));
     } else {
       return Eigen::internal::pmul(z, e);
     }
@@ -773,7 +859,11 @@ Z complex_mul(const Z& z, const Z& e) {
   }
 }
 inline Split complex_mul(const Split& z, const Split& e) {
-  return {madd(z.even, e.even, -mul(z.odd, e.odd)), madd(z.even, e.odd, mul(z.odd, e.even))};
+  if constexpr (kPrepared<ComplexPacket<float>>) {
+    return {madd(z.even, e.even, -mul(z.odd, e.odd)), madd(z.odd, e.even, mul(z.even, e.odd))};
+  } else {
+    return {madd(z.even, e.even, -mul(z.odd, e.odd)), madd(z.even, e.odd, mul(z.odd, e.even))};
+  }
 }
 
 }  // namespace simd
