@@ -63,6 +63,10 @@ std::vector<Row> make_rows() {
   for (const rope::Layout layout : layouts) {
     add(Call::apply, Type::f32, layout, 64, 32, 0, 512);
     add(Call::apply, Type::f32, layout, 256, 8, 0, 512);
+    add(Call::apply, Type::f32, layout, 256, 8, 0, 4096);
+    // Either side of the calls that take each head in one pass (more than 4 MiB).
+    add(Call::apply, Type::f32, layout, 128, 40, 0, 64);
+    add(Call::apply, Type::f32, layout, 128, 40, 0, 128);
     for (const std::size_t tokens : std::initializer_list<std::size_t>{1, 512, 4096}) {
       add(Call::apply_out_of_place, Type::f32, layout, 128, 40, 0, tokens);
       add(Call::apply_qk, Type::f32, layout, 128, 32, 8, tokens);

@@ -102,6 +102,12 @@ Index for_each_chunk(Index h, Index j, const Chunk& chunk) {
   }
 }
 
+// Targets whose kernels may take a head in one pass (Slice::one_pass): those of 16 registers
+// (AVX2, SSE, NEON), where the registers that hold the row cover a head of 128 in two passes.
+// With 32 (AVX-512) they cover heads of up to 256 in one pass already, and the wider chunks,
+// compiled for heads whose size is known at run time, cost one-token calls 2–5 % measured.
+inline constexpr bool kOnePassTargets = simd::kRegisters <= 16;
+
 // ---- half_split ----------------------------------------------------------------------------
 // Pair j is (x[j], x[j + h]), h = d/2; the table row is [c0 c1 .. c_{n−1} | s0 s1 .. s_{n−1}]
 // for the n <= h pairs that rotate (n < h when the last pairs have θ = 0 and are left alone):
@@ -205,15 +211,21 @@ void overlapping_tail(const TokenHeads<S, D>& heads, Index first, Index second,
 // register widths that cannot fit.
 template <int Half, class S, class D>
 void rotate_half_split(const TokenHeads<S, D>& heads, const compute_t<S>* row, Index n, Index n_row,
-                       Index h, bool inverse) {
+                       Index h, bool inverse, bool one_pass = false) {
   using R = KernelRegisters<S, D>;
   constexpr Index L = R::kValues;
-  // Main part: cos and sin registers take at most half the register file.
+  // Main part: cos and sin registers take at most half the register file; with one_pass, up to
+  // all of it where that covers the head in one pass.
+  constexpr int kPass = kWide<simd::kRegisters / 4 / R::kEach, L, Half>;
+  constexpr int kHead = kWide<simd::kRegisters / 2 / R::kEach, L, Half>;
   const auto whole_registers = [&](const TokenHeads<S, D>& group) {
-    return for_each_chunk<kWide<simd::kRegisters / 4 / R::kEach, L, Half>, L>(
-        n, 0, [&](auto w, Index j) {
-          half_split_chunk<decltype(w)::value>(group, row, n_row, h, j, inverse);
-        });
+    const auto chunk = [&](auto w, Index j) {
+      half_split_chunk<decltype(w)::value>(group, row, n_row, h, j, inverse);
+    };
+    if constexpr (kOnePassTargets && kHead > kPass) {
+      if (one_pass && n > kPass * L && n <= kHead * L) return for_each_chunk<kHead, L>(n, 0, chunk);
+    }
+    return for_each_chunk<kPass, L>(n, 0, chunk);
   };
   // The last pairs, where n is not a multiple of L: one register [n − L, n) overlapping the main
   // part's last, its halves [n − L, n) and [h + n − L, h + n) of each head (heads of at least L
@@ -239,13 +251,13 @@ void rotate_half_split(const TokenHeads<S, D>& heads, const compute_t<S>* row, I
 template <int Half, class S, class D>
 void rotate_half_split_blocks(const TokenHeads<S, D>& heads, const compute_t<S>* row,
                               const std::size_t* block_pairs, std::size_t blocks, Index n_row,
-                              bool inverse) {
+                              bool inverse, bool one_pass = false) {
   std::size_t first = 0;
   for (std::size_t b = 0; b < blocks; ++b) {
     const TokenHeads<S, D> block{heads.src + 2 * first, heads.src_stride, heads.dst + 2 * first,
                                  heads.dst_stride, heads.count};
     const auto n = static_cast<Index>(block_pairs[b]);
-    rotate_half_split<Half>(block, row + first, n, n_row, n, inverse);
+    rotate_half_split<Half>(block, row + first, n, n_row, n, inverse, one_pass);
     first += block_pairs[b];
   }
 }
@@ -307,7 +319,7 @@ void remainder_interleaved(const TokenHeads<S, D>& heads, const compute_t<S>* ro
 
 template <int Half, class S, class D>
 void rotate_interleaved(const TokenHeads<S, D>& heads, const compute_t<S>* row, Index h,
-                        bool inverse) {
+                        bool inverse, bool one_pass = false) {
   using R = KernelRegisters<S, D>;
   constexpr Index L = R::kPairs;
   // Main part: N registers of pairs per pass, N at most half the register file. Prepared, each
@@ -315,10 +327,17 @@ void rotate_interleaved(const TokenHeads<S, D>& heads, const compute_t<S>* row, 
   // file where N is half of it: the compiler reads what does not fit from the stack. Halving N to
   // keep them all in registers costs a pass over a token's heads more, which cost more out of the
   // cache than it saved (docs/design.md).
+  // With one_pass, twice that where it covers the head in one pass.
+  constexpr int kPass = kWide<simd::kRegisters / 2 / R::kEach, L, Half>;
+  constexpr int kHead = kWide<simd::kRegisters / R::kEach, L, Half>;
   const auto whole_registers = [&](const TokenHeads<S, D>& group) {
-    return for_each_chunk<kWide<simd::kRegisters / 2 / R::kEach, L, Half>, L>(
-        h, 0,
-        [&](auto n, Index j) { interleaved_chunk<decltype(n)::value>(group, row, j, inverse); });
+    const auto chunk = [&](auto n, Index j) {
+      interleaved_chunk<decltype(n)::value>(group, row, j, inverse);
+    };
+    if constexpr (kOnePassTargets && kHead > kPass) {
+      if (one_pass && h > kPass * L && h <= kHead * L) return for_each_chunk<kHead, L>(h, 0, chunk);
+    }
+    return for_each_chunk<kPass, L>(h, 0, chunk);
   };
   // The pairs not covered by whole registers: one register [h − L, h) overlapping the main
   // part's last (heads of at least L pairs), else one zero-padded register, as for half_split.

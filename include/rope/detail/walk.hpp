@@ -474,17 +474,28 @@ inline void store_values_pass(const Job& job, std::size_t head_size, TokenRange 
   });
 }
 
-// How many parts (threads) the tokens of range are split into.
-inline std::size_t parts(const Job* jobs, std::size_t job_count, std::size_t head_size,
-                         TokenRange range, const Execution& execution) {
-  if (execution.threads == 1) return 1;
+// The bytes a call reads and writes in its heads: what it asks of the caches.
+inline std::size_t call_bytes(const Job* jobs, std::size_t job_count, std::size_t head_size,
+                              TokenRange range) {
   std::size_t bytes_per_token = 0;
   for (std::size_t i = 0; i < job_count; ++i) {
     bytes_per_token += 2 * jobs[i].src.heads * head_size * jobs[i].src.element;
   }
-  const std::size_t count = range.last - range.first;
-  return thread_count(execution, count, bytes_per_token * count);
+  return bytes_per_token * (range.last - range.first);
 }
+
+// How many parts (threads) the tokens of range are split into.
+inline std::size_t parts(const Job* jobs, std::size_t job_count, std::size_t head_size,
+                         TokenRange range, const Execution& execution) {
+  if (execution.threads == 1) return 1;
+  return thread_count(execution, range.last - range.first,
+                      call_bytes(jobs, job_count, head_size, range));
+}
+
+// Calls of more bytes than this take each head in one pass (Slice::one_pass): more than the
+// second-level cache of the CPUs measured (0.5 to 2 MiB), so that a pass over a token's heads
+// costs a trip to the last-level cache or to memory. docs/design.md has the measurements.
+inline constexpr std::size_t kOnePassBytes = std::size_t{4} << 20;
 
 // Runs a call: its tokens split over threads, each part walked with the same source.
 template <class Source>
@@ -496,10 +507,19 @@ void run(const Source& source, Kernel kernel, const Job* jobs, std::size_t job_c
   bool any_heads = false;
   for (std::size_t i = 0; i < job_count; ++i) any_heads = any_heads || jobs[i].dst.heads != 0;
   if (!any_heads) return;
+  // (A one-token call, a decode step's, does not look: it is never that large.)
+  const Slice* call_slice = &slice;
+  Slice one_pass;
+  if (range.last - range.first > 1 &&
+      call_bytes(jobs, job_count, slice.head_size, range) > kOnePassBytes) {
+    one_pass = slice;
+    one_pass.one_pass = true;
+    call_slice = &one_pass;
+  }
   for_each_part(range, parts(jobs, job_count, slice.head_size, range, execution),
                 [&](std::size_t, TokenRange tokens) {
                   walk(source, kernel, inverse, execution.streaming_stores, jobs, job_count, tokens,
-                       slice);
+                       *call_slice);
                 });
 }
 
