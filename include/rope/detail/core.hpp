@@ -161,8 +161,8 @@ void Core<C>::apply(Kernel kernel, const Geometry& src, const Geometry& dst,
                     const Positions& positions, const Call& call) const {
   const TokenRange range = check_apply(src, dst, head_size_, positions, axes_, call, true, signed_);
   const Job job{src, dst};
-  run(TableRows<C>{rows(), &positions, src.tokens}, kernel, &job, 1, slice(), range,
-      call.direction, call.execution);
+  run(TableRows<C>{rows(), &positions, src.tokens}, kernel, &job, 1, slice(), range, call.direction,
+      call.execution);
 }
 
 template <class C>
