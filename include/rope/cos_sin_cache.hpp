@@ -150,6 +150,9 @@ class CachedRotary {
   std::size_t width(CosSinRow format) const noexcept {
     return format == CosSinRow::half ? rotary_dim_ / 2 : rotary_dim_;
   }
+  void rotate(View<const T> src, View<T> dst, const Positions& positions,
+              const CosSinCache<T>& cos_sin, TokenRange range, Direction direction,
+              const Execution& execution) const;
   detail::Slice slice() const noexcept {
     return {options_.rotary_offset, rotary_dim_,         options_.head_size,
             rotary_dim_ / 2,        block_pairs_.size(), block_pairs_.data()};
@@ -185,19 +188,24 @@ void CachedRotary<T>::apply(View<const T> src, View<T> dst, const Positions& pos
                               options_.head_size);
   detail::check_index_outside("sin table", table_bytes(cos_sin, cos_sin.sin), "dst", dst,
                               options_.head_size);
-  const detail::Job job{src, dst};  // the range as it is: see Core::apply
-  detail::run(rows(cos_sin, positions, src.tokens()),
-              detail::kernel_for<Eigen::Dynamic, T>(layout()), &job, 1, slice(), range,
-              call.direction, call.execution);
+  rotate(src, dst, positions, cos_sin, range, call.direction, call.execution);
 }
 
 template <class T>
 void CachedRotary<T>::apply(Unchecked, View<const T> src, View<T> dst, const Positions& positions,
                             const CosSinCache<T>& cos_sin, const Call& call) const {
+  rotate(src, dst, positions, cos_sin, call.range(src.rows()), call.direction, call.execution);
+}
+
+// The walk of both forms, over the range as it is (see Core::apply).
+template <class T>
+void CachedRotary<T>::rotate(View<const T> src, View<T> dst, const Positions& positions,
+                             const CosSinCache<T>& cos_sin, TokenRange range, Direction direction,
+                             const Execution& execution) const {
   const detail::Job job{src, dst};
   detail::run(rows(cos_sin, positions, src.tokens()),
-              detail::kernel_for<Eigen::Dynamic, T>(layout()), &job, 1, slice(),
-              call.range(src.rows()), call.direction, call.execution);
+              detail::kernel_for<Eigen::Dynamic, T>(layout()), &job, 1, slice(), range, direction,
+              execution);
 }
 
 template <class T>

@@ -72,6 +72,12 @@ class Core {
  private:
   static std::size_t checked_table_size(const Options& options, std::size_t rotary_dim);
   RowsOfTable<C> rows() const noexcept { return {&table_, axes_, &axis_of_entry_, &axis_of_pair_}; }
+  // The walk of apply and apply_qk over a range that passed the checks (or whose caller vouches
+  // for it), shared by the checked and unchecked forms.
+  void rotate(Kernel kernel, const Geometry& src, const Geometry& dst, const Positions& positions,
+              TokenRange range, Direction direction, const Execution& execution) const;
+  void rotate_qk(Kernel kernel, const Fused& fused, const Positions& positions, TokenRange range,
+                 Direction direction, const Execution& execution) const;
   // Interleaved pairs that do not rotate are the end of the slice; half_split ones a gap in it.
   // Half_split pairs within blocks rotate every pair (θ_j = 0 is a rotation by 0) in its block.
   Slice slice() const noexcept {
@@ -154,38 +160,50 @@ std::size_t Core<C>::checked_table_size(const Options& options, std::size_t rota
   return rotary_dim;
 }
 
-// The checked forms pass the range on as it is, not in a new Call: a Call's optional range,
-// written a byte at a time and read back whole, stalled a one-token call on the store.
+// The checked forms hand the checked range to the walk as it is, not in a new Call: a Call's
+// optional range, written a byte at a time and read back whole, stalled a one-token call on the
+// store.
 template <class C>
 void Core<C>::apply(Kernel kernel, const Geometry& src, const Geometry& dst,
                     const Positions& positions, const Call& call) const {
   const TokenRange range = check_apply(src, dst, head_size_, positions, axes_, call, true, signed_);
-  const Job job{src, dst};
-  run(TableRows<C>{rows(), &positions, src.tokens}, kernel, &job, 1, slice(), range, call.direction,
-      call.execution);
+  rotate(kernel, src, dst, positions, range, call.direction, call.execution);
 }
 
 template <class C>
 void Core<C>::apply(Unchecked, Kernel kernel, const Geometry& src, const Geometry& dst,
                     const Positions& positions, const Call& call) const {
+  rotate(kernel, src, dst, positions, call.range(src.rows()), call.direction, call.execution);
+}
+
+template <class C>
+void Core<C>::rotate(Kernel kernel, const Geometry& src, const Geometry& dst,
+                     const Positions& positions, TokenRange range, Direction direction,
+                     const Execution& execution) const {
   const Job job{src, dst};
-  run(TableRows<C>{rows(), &positions, src.tokens}, kernel, &job, 1, slice(),
-      call.range(src.rows()), call.direction, call.execution);
+  run(TableRows<C>{rows(), &positions, src.tokens}, kernel, &job, 1, slice(), range, direction,
+      execution);
 }
 
 template <class C>
 void Core<C>::apply_qk(Kernel kernel, const Fused& fused, const Positions& positions,
                        const Call& call) const {
   const TokenRange range = check_fused(fused, head_size_, positions, axes_, call, true, signed_);
-  run_fused(TableRows<C>{rows(), &positions, fused.q().tokens}, kernel, fused, slice(), positions,
-            range, call.direction, call.execution);
+  rotate_qk(kernel, fused, positions, range, call.direction, call.execution);
 }
 
 template <class C>
-ROPE_DETAIL_INLINE void Core<C>::apply_qk(Unchecked, Kernel kernel, const Fused& fused,
-                                          const Positions& positions, const Call& call) const {
+void Core<C>::apply_qk(Unchecked, Kernel kernel, const Fused& fused, const Positions& positions,
+                       const Call& call) const {
+  rotate_qk(kernel, fused, positions, call.range(fused.q().rows()), call.direction, call.execution);
+}
+
+template <class C>
+ROPE_DETAIL_INLINE void Core<C>::rotate_qk(Kernel kernel, const Fused& fused,
+                                           const Positions& positions, TokenRange range,
+                                           Direction direction, const Execution& execution) const {
   run_fused(TableRows<C>{rows(), &positions, fused.q().tokens}, kernel, fused, slice(), positions,
-            call.range(fused.q().rows()), call.direction, call.execution);
+            range, direction, execution);
 }
 
 template <class C>

@@ -859,11 +859,10 @@ Z complex_mul(const Z& z, const Z& e) {
   }
 }
 inline Split complex_mul(const Split& z, const Split& e) {
-  if constexpr (kPrepared<ComplexPacket<float>>) {
-    return {madd(z.even, e.even, -mul(z.odd, e.odd)), madd(z.odd, e.even, mul(z.even, e.odd))};
-  } else {
-    return {madd(z.even, e.even, -mul(z.odd, e.odd)), madd(z.even, e.odd, mul(z.odd, e.even))};
-  }
+  const Packet<float> re = madd(z.even, e.even, -mul(z.odd, e.odd));
+  if constexpr (kPrepared<ComplexPacket<float>>)
+    return {re, madd(z.odd, e.even, mul(z.even, e.odd))};
+  return {re, madd(z.even, e.odd, mul(z.odd, e.even))};
 }
 
 }  // namespace simd
