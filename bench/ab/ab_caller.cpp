@@ -55,7 +55,7 @@ std::vector<Row> make_rows() {
   // In place, Llama 3 8B's 32 + 8 heads in one buffer: decode, a chunk, a prefill, out of cache.
   for (const Type type : {Type::f32, Type::f16}) {
     for (const rope::Layout layout : layouts) {
-      for (const std::size_t tokens : std::initializer_list<std::size_t>{1, 16, 512, 4096}) {
+      for (const std::size_t tokens : std::initializer_list<std::size_t>{1, 16, 512, 4096, 8192}) {
         add(Call::apply, type, layout, 128, 40, 0, tokens);
       }
     }
@@ -67,7 +67,7 @@ std::vector<Row> make_rows() {
     // Either side of the calls that take each head in one pass (more than 4 MiB).
     add(Call::apply, Type::f32, layout, 128, 40, 0, 64);
     add(Call::apply, Type::f32, layout, 128, 40, 0, 128);
-    for (const std::size_t tokens : std::initializer_list<std::size_t>{1, 512, 4096}) {
+    for (const std::size_t tokens : std::initializer_list<std::size_t>{1, 512, 4096, 8192}) {
       add(Call::apply_out_of_place, Type::f32, layout, 128, 40, 0, tokens);
       add(Call::apply_qk, Type::f32, layout, 128, 32, 8, tokens);
     }

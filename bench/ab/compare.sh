@@ -13,9 +13,10 @@
 # row, BASE's time per call and each build's time over BASE's: the median over the rounds and the
 # quartiles. The control's column is what the machine's noise alone gives.
 #
-# The default rows (all but the 4096-token ones; --filter t4096 for those) take about two minutes
-# with one other build. $CXX (g++), $AB_EIGEN (the Eigen include directory, /usr/include/eigen3)
-# and $AB_WORK (where the builds go, a new directory under ${TMPDIR:-/tmp}) may be set.
+# The default rows (all but those of 4096 and 8192 tokens: --filter t4096, --filter t8192) take
+# about two minutes with one other build. $CXX (g++), $AB_EIGEN (the Eigen include directory,
+# /usr/include/eigen3) and $AB_WORK (where the builds go, a new directory under ${TMPDIR:-/tmp})
+# may be set.
 set -eu
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
