@@ -14,7 +14,10 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -318,4 +321,91 @@ TEST_CASE("fused call: the roles' one-line forms build the roles they name", "[r
   static_assert(std::is_same_v<decltype(to_cache), const rope::Keys<float, Eigen::half>>);
   REQUIRE(to_cache.out.data() == rows.data());
   REQUIRE(to_cache.slots.kind() == rope::Slots::Kind::int64);
+}
+
+// apply_qk of two views takes a path of its own (no roles built, check_qk instead of
+// check_fused): the same bits as the roles' call with plain Queries and Keys, and the same
+// exception, type and message, for each error that path checks.
+template <class T>
+void check_views_as_roles(Layout layout) {
+  constexpr std::size_t d = 16, tokens = 5, q_heads = 3, k_heads = 2;
+  rope::Options options;
+  options.layout = layout;
+  options.rotary_dim = 12;  // pairs that rotate, and coordinates past them that do not
+  options.max_positions = 64;
+  const rope::Rotary<T, d> rot(options);
+  std::mt19937_64 rng(7);
+  const std::vector<T> q0 = rope_test::random_vector<T>(tokens * q_heads * d, rng);
+  const std::vector<T> k0 = rope_test::random_vector<T>(tokens * k_heads * d, rng);
+  const std::int64_t positions[tokens] = {0, 9, 63, 2, 40};
+  std::vector<T> q1 = q0, k1 = k0, q2 = q0, k2 = k0;
+  rot.apply_qk(View<T>::contiguous(q1.data(), tokens, q_heads, d),
+               View<T>::contiguous(k1.data(), tokens, k_heads, d), positions);
+  rot.apply_qk(rope::Queries(View<T>::contiguous(q2.data(), tokens, q_heads, d)),
+               rope::Keys(View<T>::contiguous(k2.data(), tokens, k_heads, d)), positions);
+  REQUIRE_FALSE(same_bits(q1, q0));
+  REQUIRE(same_bits(q1, q2));
+  REQUIRE(same_bits(k1, k2));
+
+  // Each error of check_qk, through both forms.
+  std::vector<T> x(2 * tokens * q_heads * d);
+  const auto q = View<T>::contiguous(x.data(), tokens, q_heads, d);
+  const auto k = View<T>::contiguous(x.data() + tokens * q_heads * d, tokens, k_heads, d);
+  const std::int64_t far[tokens] = {0, 1, std::int64_t{1} << 53, 3, 4};
+  rope::Execution streaming;
+  streaming.streaming_stores = true;
+  const auto same_error = [&](auto call) {
+    std::string as_views, as_roles;
+    try {
+      call(q, k, std::false_type{});
+    } catch (const std::exception& e) {
+      as_views = std::string(typeid(e).name()) + ": " + e.what();
+    }
+    try {
+      call(q, k, std::true_type{});
+    } catch (const std::exception& e) {
+      as_roles = std::string(typeid(e).name()) + ": " + e.what();
+    }
+    REQUIRE_FALSE(as_views.empty());
+    REQUIRE(as_views == as_roles);
+  };
+  const auto run = [&](View<T> qv, View<T> kv, const rope::Positions& p, const rope::Call& call,
+                       auto roles) {
+    if constexpr (decltype(roles)::value) {
+      rot.apply_qk(rope::Queries(qv), rope::Keys(kv), p, call);
+    } else {
+      rot.apply_qk(qv, kv, p, call);
+    }
+  };
+  same_error([&](View<T>, View<T> kv, auto roles) {  // a null view
+    run(View<T>(nullptr, tokens, q_heads, q_heads * d, d), kv, positions, {}, roles);
+  });
+  same_error([&](View<T> qv, View<T>, auto roles) {  // k of fewer tokens
+    run(qv, View<T>::contiguous(x.data() + tokens * q_heads * d, tokens - 1, k_heads, d), positions,
+        {}, roles);
+  });
+  same_error([&](View<T> qv, View<T>, auto roles) {  // k inside q
+    run(qv, View<T>::contiguous(x.data() + d, tokens, k_heads, d), positions, {}, roles);
+  });
+  same_error([&](View<T> qv, View<T> kv, auto roles) {  // a range past the tokens
+    run(qv, kv, positions, {rope::Direction::forward, rope::TokenRange{0, tokens + 1}, {}}, roles);
+  });
+  same_error([&](View<T> qv, View<T> kv, auto roles) {  // a position past 2^53 − 1
+    run(qv, kv, far, {}, roles);
+  });
+  same_error([&](View<T> qv, View<T> kv, auto roles) {  // positions inside k
+    run(qv, kv, reinterpret_cast<const std::int64_t*>(kv.data()), {}, roles);
+  });
+  same_error([&](View<T> qv, View<T> kv, auto roles) {  // streaming stores in place
+    run(qv, kv, positions, {rope::Direction::forward, {}, streaming}, roles);
+  });
+  same_error([&](View<T> qv, View<T> kv, auto roles) {  // a direction out of range
+    run(qv, kv, positions, {static_cast<rope::Direction>(7), {}, {}}, roles);
+  });
+}
+
+TEMPLATE_TEST_CASE("apply_qk of two views: the plain roles' call, bit for bit and error for error",
+                   "[roles]", float, double, Eigen::half, Eigen::bfloat16) {
+  check_views_as_roles<TestType>(Layout::half_split);
+  check_views_as_roles<TestType>(Layout::interleaved);
 }

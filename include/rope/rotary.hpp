@@ -175,10 +175,9 @@ class Rotary {
     apply(View<const T>(x), x, positions, call);
   }
 
-  /// Rotates queries and keys of the same tokens in place in one pass.
-  void apply_qk(View<T> q, View<T> k, const Positions& positions, const Call& call = {}) const {
-    apply_qk(Queries<T>(q), Keys<T>(k), positions, call);
-  }
+  /// Rotates queries and keys of the same tokens in place in one pass: apply_qk(Queries<T>(q),
+  /// Keys<T>(k), positions, call), without building the roles.
+  void apply_qk(View<T> q, View<T> k, const Positions& positions, const Call& call = {}) const;
 
   /// Rotates a contiguous [tokens][heads][head_size] buffer in place. The one call whose buffer
   /// length cannot be checked: x must hold tokens · heads · head_size() values.

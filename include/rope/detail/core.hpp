@@ -61,6 +61,10 @@ class Core {
   // The fused call (detail/fused.hpp): q with `kernel`, k with the roles' k_kernel.
   void apply_qk(Kernel kernel, const Fused& fused, const Positions& positions,
                 const Call& call) const;
+  // Queries and keys in place, neither with a role (Rotary::apply_qk of two views), as the jobs
+  // {q, q} and {k, k}: the fused call's checks for that case (check_qk), without the roles.
+  void apply_qk(Kernel kernel, const Job (&jobs)[2], const Positions& positions,
+                const Call& call) const;
   void apply_qk(Unchecked, Kernel kernel, const Fused& fused, const Positions& positions,
                 const Call& call) const;
   void shift(Kernel kernel, const Geometry& keys, std::int64_t delta, const Call& call) const;
@@ -190,6 +194,15 @@ void Core<C>::apply_qk(Kernel kernel, const Fused& fused, const Positions& posit
                        const Call& call) const {
   const TokenRange range = check_fused(fused, head_size_, positions, axes_, call, true, signed_);
   rotate_qk(kernel, fused, positions, range, call.direction, call.execution);
+}
+
+template <class C>
+void Core<C>::apply_qk(Kernel kernel, const Job (&jobs)[2], const Positions& positions,
+                       const Call& call) const {
+  const Geometry &q = jobs[0].src, &k = jobs[1].src;
+  const TokenRange range = check_qk(q, k, head_size_, positions, axes_, call, signed_);
+  run(TableRows<C>{rows(), &positions, q.tokens}, kernel, jobs, 2, slice(), range, call.direction,
+      call.execution);
 }
 
 template <class C>

@@ -240,6 +240,7 @@ inline IndexBytes weight_bytes(const std::optional<NormJob>& norm, const Geometr
 // The int8 scales it writes are checked against the weights in check_cache_scales (E86).
 inline void check_read_outside(const Fused& f, std::size_t head_size, const char* name,
                                IndexBytes bytes) {
+  if (bytes.begin == bytes.end) return;  // no such array: the common call
   check_index_outside(name, bytes, same_heads(f.q(), f.q_out()) ? "q" : "q_out", f.q_out(),
                       head_size);
   check_index_outside(name, bytes, same_heads(f.k(), f.k_out()) ? "k" : "cache", f.k_out(),
@@ -412,6 +413,32 @@ ROPE_DETAIL_NOINLINE inline TokenRange check_fused(const Fused& f, std::size_t h
                        range);
   }
   if (f.v_job) check_values(f, head_size, positions, range);
+  return range;
+}
+
+// check_fused for queries and keys in place with no role (no cache, slots, norm, scale or
+// values): the same checks in the same order, those that the roles make vacuous left out, so
+// that the call does not build a Fused first. Returns the call's token range.
+ROPE_DETAIL_NOINLINE inline TokenRange check_qk(const Geometry& q, const Geometry& k,
+                                                std::size_t head_size, const Positions& positions,
+                                                std::size_t axes, const Call& call, bool negative) {
+  check_direction(call.direction);
+  check_view("q", q, head_size);
+  check_view("k", k, head_size);
+  if (q.batches != k.batches || q.tokens != k.tokens) {
+    invalid("rope: q has %zu tokens but k has %zu", q.rows(), k.rows());
+  }
+  check_disjoint("q", q, "k", k, head_size, false);
+  const TokenRange range = call.range(q.rows());
+  check_range(range, q.rows());
+  check_positions(positions, range, q.tokens, axes, true, negative);
+  const IndexBytes position_bytes = index_bytes(positions, range);
+  check_index_outside("positions", position_bytes, "q", q, head_size);
+  check_index_outside("positions", position_bytes, "k", k, head_size);
+  if (call.execution.streaming_stores) {
+    check_streaming(q, q);
+    check_streaming(k, k);
+  }
   return range;
 }
 

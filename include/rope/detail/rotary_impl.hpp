@@ -46,6 +46,13 @@ void Rotary<T, Dim>::apply_qk(const Queries<T>& q, const Keys<T, K>& k, const Po
 }
 
 template <class T, int Dim>
+void Rotary<T, Dim>::apply_qk(View<T> q, View<T> k, const Positions& positions,
+                              const Call& call) const {
+  const detail::Job jobs[2] = {detail::Job(q), detail::Job(k)};
+  core_.apply_qk(kernel(), jobs, positions, call);
+}
+
+template <class T, int Dim>
 template <class K>
 void Rotary<T, Dim>::apply_qk(Unchecked, const Queries<T>& q, const Keys<T, K>& k,
                               const Positions& positions, const Call& call) const {
