@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <Eigen/Core>
@@ -20,7 +21,7 @@
 
 namespace {
 
-enum class Call { apply, apply_out_of_place, apply_qk, multi_axis };
+enum class Call { apply, apply_out_of_place, apply_qk, multi_axis, apply_qk_cache };
 enum class Type { f32, f16, f64 };
 
 struct Row {
@@ -41,6 +42,7 @@ std::vector<Row> make_rows() {
     const char* call_name = call == Call::apply                ? "apply"
                             : call == Call::apply_out_of_place ? "apply_out_of_place"
                             : call == Call::apply_qk           ? "apply_qk"
+                            : call == Call::apply_qk_cache     ? "apply_qk_cache"
                                                                : "multi_axis";
     std::string shape = "d" + std::to_string(d) + "x" + std::to_string(heads);
     if (kv_heads != 0) shape += "+" + std::to_string(kv_heads);
@@ -70,6 +72,10 @@ std::vector<Row> make_rows() {
     for (const std::size_t tokens : std::initializer_list<std::size_t>{1, 512, 4096, 8192}) {
       add(Call::apply_out_of_place, Type::f32, layout, 128, 40, 0, tokens);
       add(Call::apply_qk, Type::f32, layout, 128, 32, 8, tokens);
+    }
+    // An engine's decode and prefill: the keys into a half KV cache at their slots (the roles).
+    for (const std::size_t tokens : std::initializer_list<std::size_t>{1, 512}) {
+      add(Call::apply_qk_cache, Type::f32, layout, 128, 32, 8, tokens);
     }
   }
   // Heads whose pairs do not fill whole registers (vision encoders: 16 heads of 72, Gemma 4's
@@ -116,7 +122,10 @@ template <class T>
 struct Rotating final : Made {
   Row row;
   rope::Rotary<T> rot;
-  Rotating(const Row& r, const rope::Options& options) : row(r), rot(options) {}
+  std::vector<std::int64_t> slots;  // apply_qk_cache: token t into row t of the cache
+  Rotating(const Row& r, const rope::Options& options) : row(r), rot(options), slots(r.tokens) {
+    for (std::size_t t = 0; t < r.tokens; ++t) slots[t] = static_cast<std::int64_t>(t);
+  }
 
   void run(void* const* buffers, long repeat) override {
     T* x = static_cast<T*>(buffers[0]);
@@ -136,6 +145,19 @@ struct Rotating final : Made {
           rot.apply_qk(rope::View<T>(x, t, row.heads, stride, d),
                        rope::View<T>(x + row.heads * d, t, row.kv_heads, stride, d), positions);
           break;
+        case Call::apply_qk_cache:
+          if constexpr (!std::is_same_v<T, double>) {
+            auto* cache = static_cast<Eigen::half*>(buffers[1]);
+            const rope::KeyCache<Eigen::half> rows{
+                rope::View<Eigen::half>::contiguous(cache, t, row.kv_heads, d),
+                rope::Slots(slots.data(), t)};
+            rot.apply_qk(
+                rope::Queries<T>(rope::View<T>(x, t, row.heads, stride, d)),
+                rope::Keys<T, Eigen::half>(
+                    rope::View<const T>(x + row.heads * d, t, row.kv_heads, stride, d), rows),
+                positions);
+          }
+          break;
         case Call::multi_axis:
           rot.apply_qk(rope::View<T>(x, t, row.heads, stride, d),
                        rope::View<T>(x + row.heads * d, t, row.kv_heads, stride, d),
@@ -152,12 +174,13 @@ AB_EXPORT int ab_rows() { return static_cast<int>(rows().size()); }
 
 AB_EXPORT const char* ab_name(int row) { return rows()[std::size_t(row)].name.c_str(); }
 
-// Bytes of buffer k of a row: 0 the rotated elements (q and k for apply_qk), 1 dst (out of place),
-// 2 the positions (int64, one or three per token).
+// Bytes of buffer k of a row: 0 the rotated elements (q and k for apply_qk), 1 dst (out of place)
+// or the keys' half cache (apply_qk_cache), 2 the positions (int64, one or three per token).
 AB_EXPORT std::size_t ab_bytes(int row, int k) {
   const Row& r = rows()[std::size_t(row)];
   const std::size_t elements = r.tokens * row_elements(r) * element_size(r);
   if (k == 0) return elements;
+  if (k == 1 && r.call == Call::apply_qk_cache) return r.tokens * r.kv_heads * r.head_size * 2;
   if (k == 1) return r.call == Call::apply_out_of_place ? elements : 0;
   return r.tokens * (r.call == Call::multi_axis ? 3 : 1) * sizeof(std::int64_t);
 }
