@@ -172,7 +172,7 @@ class Rotary {
 
   /// Rotates the heads of a view in place.
   void apply(View<T> x, const Positions& positions, const Call& call = {}) const {
-    apply(View<const T>(x), x, positions, call);
+    core_.apply(kernel(), x, x, positions, call);
   }
 
   /// Rotates queries and keys of the same tokens in place in one pass: apply_qk(Queries<T>(q),
@@ -183,7 +183,8 @@ class Rotary {
   /// length cannot be checked: x must hold tokens · heads · head_size() values.
   void apply(T* x, std::size_t tokens, std::size_t heads, const Positions& positions,
              const Call& call = {}) const {
-    apply(View<T>::contiguous(x, tokens, heads, head_size()), positions, call);
+    const View<T> view = View<T>::contiguous(x, tokens, heads, head_size());
+    core_.apply(kernel(), view, view, positions, call);
   }
 
   /// Returns one head (any Eigen vector expression of head_size T) rotated to `position`.
