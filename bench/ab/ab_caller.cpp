@@ -229,6 +229,54 @@ AB_EXPORT void* ab_make(int row) {
   return new Rotating<Eigen::half>(r, options);
 }
 
+// The row's limit (docs/performance.md, "Method"), repeat times: a vectorised pass over the bytes
+// the call reads and writes, x *= k in place (q and k together for apply_qk; in float for every
+// type, as layout_bench's limit), a copy of x into dst out of place. False for a row without one
+// (the keys into a cache of another type). k is 1, read through a volatile: the buffers keep
+// their values for the builds. Four registers an iteration: Eigen's `x *= k` on a Map took twice
+// the time in this shared object on a Zen 3 (its loop of one register, in an executable 1×).
+AB_EXPORT bool ab_limit(int row, void* const* buffers, long repeat) {
+  using Eigen::internal::pmul;
+  using Eigen::internal::pstoreu;
+  using P = Eigen::internal::packet_traits<float>::type;
+  constexpr std::size_t L = Eigen::internal::packet_traits<float>::size;
+  const Row& r = rows()[std::size_t(row)];
+  if (r.call == Call::apply_qk_cache) return false;
+  const std::size_t n = ab_bytes(row, 0) / sizeof(float);
+  static volatile float one = 1.0F;
+  const float k = one;
+  const P kk = Eigen::internal::pset1<P>(k);
+  float* x = static_cast<float*>(buffers[0]);
+  float* y = r.call == Call::apply_out_of_place ? static_cast<float*>(buffers[1]) : nullptr;
+  const auto load = [](const float* at) { return Eigen::internal::ploadu<P>(at); };
+  for (long pass = 0; pass < repeat; ++pass) {
+    std::size_t i = 0;
+    if (y != nullptr) {
+      for (; i + 4 * L <= n; i += 4 * L) {
+        const P a = load(x + i), b = load(x + i + L), c = load(x + i + 2 * L),
+                d = load(x + i + 3 * L);
+        pstoreu(y + i, a);
+        pstoreu(y + i + L, b);
+        pstoreu(y + i + 2 * L, c);
+        pstoreu(y + i + 3 * L, d);
+      }
+      for (; i < n; ++i) y[i] = x[i];
+    } else {
+      for (; i + 4 * L <= n; i += 4 * L) {
+        const P a = load(x + i), b = load(x + i + L), c = load(x + i + 2 * L),
+                d = load(x + i + 3 * L);
+        pstoreu(x + i, pmul(a, kk));
+        pstoreu(x + i + L, pmul(b, kk));
+        pstoreu(x + i + 2 * L, pmul(c, kk));
+        pstoreu(x + i + 3 * L, pmul(d, kk));
+      }
+      for (; i < n; ++i) x[i] *= k;
+    }
+    __asm__ __volatile__("" : : : "memory");  // each pass reads and writes memory
+  }
+  return true;
+}
+
 AB_EXPORT void ab_run(void* made, void* const* buffers, long repeat) {
   static_cast<Made*>(made)->run(buffers, repeat);
 }

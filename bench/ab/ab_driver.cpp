@@ -1,7 +1,8 @@
 // Times the builds of bench/ab/ab_caller.cpp against each other in one process (run by
 // bench/ab/compare.sh, which builds them):
 //
-//   ab_driver [--rounds N] [--batch-us U] [--filter TEXT] [--list] BASE.so:label OTHER.so:label ...
+//   ab_driver [--rounds N] [--batch-us U] [--filter TEXT] [--list] [--limit]
+//             BASE.so:label OTHER.so:label ...
 //
 // For each row whose name contains TEXT (every row without --filter but those of 4096 tokens and
 // more), every build makes its Rotary and rotates the same buffers, which are refilled before each
@@ -10,7 +11,9 @@
 // Per build the row prints the base build's median time per call and, for each other build, the
 // median over the rounds of its time over the base's in the same round, with the quartiles.
 // Pass a copy of the base build as the first other build (compare.sh's "control"): its ratio shows
-// what the machine's noise alone gives.
+// what the machine's noise alone gives. With --limit, each round also times the row's limit (a
+// pass over the same bytes, ab_limit in the base build) in the shuffled order, and a column gives
+// the base build's time over it, "× the limit" measured round by round.
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
@@ -35,6 +38,7 @@ struct Build {
   void* (*make)(int);
   void (*run)(void*, void* const*, long);
   void (*release)(void*);
+  bool (*limit)(int, void* const*, long);
 };
 
 template <class F>
@@ -67,6 +71,7 @@ Build load(const std::string& argument) {
   b.make = symbol<void* (*)(int)>(library, "ab_make", path);
   b.run = symbol<void (*)(void*, void* const*, long)>(library, "ab_run", path);
   b.release = symbol<void (*)(void*)>(library, "ab_free", path);
+  b.limit = symbol<bool (*)(int, void* const*, long)>(library, "ab_limit", path);
   return b;
 }
 
@@ -105,7 +110,7 @@ int main(int argc, char** argv) {
   int rounds = 61;
   double batch_us = 2000;
   std::string filter;
-  bool list = false, filtered = false;
+  bool list = false, filtered = false, limit = false;
   std::vector<Build> builds;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -118,6 +123,8 @@ int main(int argc, char** argv) {
       filtered = true;
     } else if (a == "--list") {
       list = true;
+    } else if (a == "--limit") {
+      limit = true;
     } else {
       builds.push_back(load(a));
     }
@@ -125,7 +132,7 @@ int main(int argc, char** argv) {
   if (builds.empty() || (builds.size() < 2 && !list)) {
     std::fprintf(stderr,
                  "usage: ab_driver [--rounds N] [--batch-us U] [--filter TEXT] [--list] "
-                 "BASE.so[:label] OTHER.so[:label] ...\n");
+                 "[--limit] BASE.so[:label] OTHER.so[:label] ...\n");
     return 2;
   }
   const Build& base = builds[0];
@@ -138,10 +145,12 @@ int main(int argc, char** argv) {
   }
   if (!list) {
     std::printf("| row | %s (ns per call) |", base.label.c_str());
+    if (limit) std::printf(" %s / limit: median [q1, q3] |", base.label.c_str());
     for (std::size_t v = 1; v < builds.size(); ++v) {
       std::printf(" %s / %s: median [q1, q3] |", builds[v].label.c_str(), base.label.c_str());
     }
     std::printf("\n| --- | ---: |");
+    if (limit) std::printf(" ---: |");
     for (std::size_t v = 1; v < builds.size(); ++v) std::printf(" ---: |");
     std::printf("\n");
   }
@@ -171,20 +180,38 @@ int main(int argc, char** argv) {
     }
     repeat = std::max(1L, long(double(repeat) * batch_us * 1e-6 /
                                std::max(1e-9, seconds(base, made[0], buffers, repeat))));
-    std::vector<std::vector<double>> ratio(builds.size());
+    // The limit takes the place v = builds.size() in the shuffled order, where the row has one.
+    const bool with_limit = limit && base.limit(row, buffers, 3);
+    std::vector<std::vector<double>> ratio(builds.size() + 1);
     std::vector<double> base_time;
-    std::vector<std::size_t> order(builds.size());
+    std::vector<std::size_t> order(builds.size() + (with_limit ? 1 : 0));
     for (std::size_t v = 0; v < order.size(); ++v) order[v] = v;
     for (int r = 0; r < rounds; ++r) {
       std::memcpy(x.data, pristine.data, base.bytes(row, 0));
       std::shuffle(order.begin(), order.end(), shuffle);
-      std::vector<double> t(builds.size());
-      for (const std::size_t v : order) t[v] = seconds(builds[v], made[v], buffers, repeat);
+      std::vector<double> t(order.size());
+      for (const std::size_t v : order) {
+        if (v == builds.size()) {
+          const auto start = std::chrono::steady_clock::now();
+          base.limit(row, buffers, repeat);
+          t[v] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        } else {
+          t[v] = seconds(builds[v], made[v], buffers, repeat);
+        }
+      }
       base_time.push_back(t[0] / double(repeat));
       for (std::size_t v = 1; v < builds.size(); ++v) ratio[v].push_back(t[v] / t[0]);
+      if (with_limit) ratio[0].push_back(t[0] / t[builds.size()]);
     }
     std::sort(base_time.begin(), base_time.end());
     std::printf("| %s | %.0f |", name.c_str(), quantile(base_time, 0.5) * 1e9);
+    if (with_limit) {
+      std::sort(ratio[0].begin(), ratio[0].end());
+      std::printf(" %.3f [%.3f, %.3f] |", quantile(ratio[0], 0.5), quantile(ratio[0], 0.25),
+                  quantile(ratio[0], 0.75));
+    } else if (limit) {
+      std::printf(" |");
+    }
     for (std::size_t v = 1; v < builds.size(); ++v) {
       std::sort(ratio[v].begin(), ratio[v].end());
       std::printf(" %.3f [%.3f, %.3f] |", quantile(ratio[v], 0.5), quantile(ratio[v], 0.25),

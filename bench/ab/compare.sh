@@ -2,7 +2,8 @@
 # Compares builds of the library call by call in one process (docs/performance.md, "How to compare
 # two builds"):
 #
-#   bench/ab/compare.sh [--rounds N] [--batch-us U] [--filter TEXT] [--list] BASE OTHER...
+#   bench/ab/compare.sh [--rounds N] [--batch-us U] [--filter TEXT] [--list] [--limit]
+#                       BASE OTHER...
 #
 # BASE and each OTHER is a git revision (main, HEAD~1, 83eef0c), "." for the working tree, or a
 # directory that holds include/rope; "@FLAGS" after it sets that build's compile flags instead of
@@ -11,7 +12,8 @@
 # that revision's headers into a shared object; a copy of BASE's is the control. ab_driver then
 # times every row's call of each build in shuffled rounds over the same buffers and prints, per
 # row, BASE's time per call and each build's time over BASE's: the median over the rounds and the
-# quartiles. The control's column is what the machine's noise alone gives.
+# quartiles. The control's column is what the machine's noise alone gives. --limit adds a column:
+# BASE's time over the row's limit (a pass over the same bytes) timed in the same rounds.
 #
 # The default rows (all but those of 4096 and 8192 tokens: --filter t4096, --filter t8192) take
 # about two minutes with one other build. $CXX (g++), $AB_EIGEN (the Eigen include directory,
@@ -33,15 +35,15 @@ while [ $# -gt 0 ]; do
     --rounds|--batch-us|--filter)
       [ $# -ge 2 ] || { echo "compare.sh: $1 needs a value" >&2; exit 2; }
       driver_args="$driver_args $1 '$2'"; shift 2 ;;
-    --list) driver_args="$driver_args --list"; shift ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    --list|--limit) driver_args="$driver_args $1"; shift ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) specs="$specs
 $1"; shift ;;
   esac
 done
 count=$(printf '%s\n' "$specs" | grep -c . || true)
 if [ "$count" -lt 2 ] && ! printf '%s' "$driver_args" | grep -q -- --list; then
-  echo "usage: bench/ab/compare.sh [--rounds N] [--batch-us U] [--filter TEXT] [--list] BASE OTHER..." >&2
+  echo "usage: bench/ab/compare.sh [--rounds N] [--batch-us U] [--filter TEXT] [--list] [--limit] BASE OTHER..." >&2
   exit 2
 fi
 
