@@ -233,11 +233,9 @@ AB_EXPORT void* ab_make(int row) {
 // the call reads and writes, x *= k in place (q and k together for apply_qk; in float for every
 // type, as layout_bench's limit), a copy of x into dst out of place. False for a row without one
 // (the keys into a cache of another type). k is 1, read through a volatile: the buffers keep
-// their values for the builds. Four registers an iteration: Eigen's `x *= k` on a Map took twice
-// the time in this shared object on a Zen 3 (its loop of one register, in an executable 1×).
+// their values for the builds. Written four registers an iteration, not as Eigen's `x *= k`,
+// whose loop of one register a time ran slower in this shared object on a Zen 3.
 AB_EXPORT bool ab_limit(int row, void* const* buffers, long repeat) {
-  using Eigen::internal::pmul;
-  using Eigen::internal::pstoreu;
   using P = Eigen::internal::packet_traits<float>::type;
   constexpr std::size_t L = Eigen::internal::packet_traits<float>::size;
   const Row& r = rows()[std::size_t(row)];
@@ -246,33 +244,30 @@ AB_EXPORT bool ab_limit(int row, void* const* buffers, long repeat) {
   static volatile float one = 1.0F;
   const float k = one;
   const P kk = Eigen::internal::pset1<P>(k);
+  const bool copy = r.call == Call::apply_out_of_place;
   float* x = static_cast<float*>(buffers[0]);
-  float* y = r.call == Call::apply_out_of_place ? static_cast<float*>(buffers[1]) : nullptr;
-  const auto load = [](const float* at) { return Eigen::internal::ploadu<P>(at); };
-  for (long pass = 0; pass < repeat; ++pass) {
+  float* y = copy ? static_cast<float*>(buffers[1]) : x;
+  // One pass of y = op(x), op the identity or the product by k, chosen once outside the loop.
+  const auto pass = [&](auto op) {
     std::size_t i = 0;
-    if (y != nullptr) {
-      for (; i + 4 * L <= n; i += 4 * L) {
-        const P a = load(x + i), b = load(x + i + L), c = load(x + i + 2 * L),
-                d = load(x + i + 3 * L);
-        pstoreu(y + i, a);
-        pstoreu(y + i + L, b);
-        pstoreu(y + i + 2 * L, c);
-        pstoreu(y + i + 3 * L, d);
-      }
-      for (; i < n; ++i) y[i] = x[i];
-    } else {
-      for (; i + 4 * L <= n; i += 4 * L) {
-        const P a = load(x + i), b = load(x + i + L), c = load(x + i + 2 * L),
-                d = load(x + i + 3 * L);
-        pstoreu(x + i, pmul(a, kk));
-        pstoreu(x + i + L, pmul(b, kk));
-        pstoreu(x + i + 2 * L, pmul(c, kk));
-        pstoreu(x + i + 3 * L, pmul(d, kk));
-      }
-      for (; i < n; ++i) x[i] *= k;
+    for (; i + 4 * L <= n; i += 4 * L) {
+      const P a = Eigen::internal::ploadu<P>(x + i), b = Eigen::internal::ploadu<P>(x + i + L),
+              c = Eigen::internal::ploadu<P>(x + i + 2 * L),
+              d = Eigen::internal::ploadu<P>(x + i + 3 * L);
+      Eigen::internal::pstoreu(y + i, op(a));
+      Eigen::internal::pstoreu(y + i + L, op(b));
+      Eigen::internal::pstoreu(y + i + 2 * L, op(c));
+      Eigen::internal::pstoreu(y + i + 3 * L, op(d));
     }
+    for (; i < n; ++i) y[i] = copy ? x[i] : x[i] * k;
     __asm__ __volatile__("" : : : "memory");  // each pass reads and writes memory
+  };
+  for (long p = 0; p < repeat; ++p) {
+    if (copy) {
+      pass([](const P& v) { return v; });
+    } else {
+      pass([&](const P& v) { return Eigen::internal::pmul(v, kk); });
+    }
   }
   return true;
 }

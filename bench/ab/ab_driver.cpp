@@ -75,11 +75,15 @@ Build load(const std::string& argument) {
   return b;
 }
 
-double seconds(const Build& b, void* made, void* const* buffers, long repeat) {
+template <class F>
+double seconds(const F& f) {
   const auto start = std::chrono::steady_clock::now();
-  b.run(made, buffers, repeat);
+  f();
   const auto stop = std::chrono::steady_clock::now();
   return std::chrono::duration<double>(stop - start).count();
+}
+double seconds(const Build& b, void* made, void* const* buffers, long repeat) {
+  return seconds([&] { b.run(made, buffers, repeat); });
 }
 
 // The q-quantile of sorted values, linearly interpolated.
@@ -180,9 +184,10 @@ int main(int argc, char** argv) {
     }
     repeat = std::max(1L, long(double(repeat) * batch_us * 1e-6 /
                                std::max(1e-9, seconds(base, made[0], buffers, repeat))));
-    // The limit takes the place v = builds.size() in the shuffled order, where the row has one.
+    // The limit takes the place v = builds.size() in the shuffled order, where the row has one;
+    // ratio[0] is the base build over it, ratio[v] build v over the base.
     const bool with_limit = limit && base.limit(row, buffers, 3);
-    std::vector<std::vector<double>> ratio(builds.size() + 1);
+    std::vector<std::vector<double>> ratio(builds.size());
     std::vector<double> base_time;
     std::vector<std::size_t> order(builds.size() + (with_limit ? 1 : 0));
     for (std::size_t v = 0; v < order.size(); ++v) order[v] = v;
@@ -191,13 +196,8 @@ int main(int argc, char** argv) {
       std::shuffle(order.begin(), order.end(), shuffle);
       std::vector<double> t(order.size());
       for (const std::size_t v : order) {
-        if (v == builds.size()) {
-          const auto start = std::chrono::steady_clock::now();
-          base.limit(row, buffers, repeat);
-          t[v] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        } else {
-          t[v] = seconds(builds[v], made[v], buffers, repeat);
-        }
+        t[v] = v == builds.size() ? seconds([&] { base.limit(row, buffers, repeat); })
+                                  : seconds(builds[v], made[v], buffers, repeat);
       }
       base_time.push_back(t[0] / double(repeat));
       for (std::size_t v = 1; v < builds.size(); ++v) ratio[v].push_back(t[v] / t[0]);
