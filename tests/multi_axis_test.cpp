@@ -27,7 +27,7 @@ using rope::Direction;
 using rope::Layout;
 using rope::Positions;
 using rope::View;
-using Coordinates = std::vector<std::array<std::int64_t, 3>>;  // unused axes are 0
+using AxisCoordinates = std::vector<std::array<std::int64_t, 3>>;  // unused axes are 0
 
 // One convention: the library's configuration, and the same rule written out per pair.
 struct Convention {
@@ -127,7 +127,7 @@ std::vector<double> reference_head(const Convention& c, std::vector<double> x,
 // the products with f in double).
 template <class T>
 void require_rotation(const Convention& c, View<const T> input, View<const T> got,
-                      const Coordinates& p, Direction direction, double f = 1.0) {
+                      const AxisCoordinates& p, Direction direction, double f = 1.0) {
   const std::size_t d = c.options.head_size;
   const std::size_t r = c.options.rotary_dim == 0 ? d : c.options.rotary_dim;
   const std::size_t offset = c.options.rotary_offset;
@@ -174,13 +174,13 @@ std::vector<std::int64_t> patches() {
   return rope::patch_positions(grid, rope::ClassToken::last);
 }
 
-// The coordinates of a convention's test tokens, [tokens][axes], and as Coordinates.
+// The coordinates of a convention's test tokens, [tokens][axes], and as AxisCoordinates.
 std::vector<std::int64_t> coordinates_for(const Convention& c) {
   return c.axes == 3 ? prompt().data() : patches();
 }
 
-Coordinates unpack(const std::vector<std::int64_t>& data, std::size_t axes) {
-  Coordinates p(data.size() / axes, {0, 0, 0});
+AxisCoordinates unpack(const std::vector<std::int64_t>& data, std::size_t axes) {
+  AxisCoordinates p(data.size() / axes, {0, 0, 0});
   for (std::size_t t = 0; t < p.size(); ++t) {
     for (std::size_t a = 0; a < axes; ++a) p[t][a] = data[t * axes + a];
   }
@@ -188,7 +188,7 @@ Coordinates unpack(const std::vector<std::int64_t>& data, std::size_t axes) {
 }
 
 // The same coordinates axis-major, as int32.
-std::vector<std::int32_t> axis_major_int32(const Coordinates& p, std::size_t axes) {
+std::vector<std::int32_t> axis_major_int32(const AxisCoordinates& p, std::size_t axes) {
   std::vector<std::int32_t> out(axes * p.size());
   for (std::size_t t = 0; t < p.size(); ++t) {
     for (std::size_t a = 0; a < axes; ++a) out[a * p.size() + t] = std::int32_t(p[t][a]);
@@ -208,7 +208,7 @@ TEMPLATE_TEST_CASE("Multi-axis RoPE: every convention and entry point matches th
     REQUIRE(rot.axes() == c.axes);
     const std::size_t d = c.options.head_size;
     const std::vector<std::int64_t> data = coordinates_for(c);
-    const Coordinates p = unpack(data, c.axes);
+    const AxisCoordinates p = unpack(data, c.axes);
     const std::size_t tokens = p.size(), heads = 3, kv_heads = 2;
     const Positions by_token = Positions::token_major(data.data(), c.axes);
     const std::vector<std::int32_t> data32 = axis_major_int32(p, c.axes);
@@ -367,7 +367,7 @@ TEST_CASE(
                          [](std::size_t i) -> std::size_t { return i < 32 ? 0 : 1; },
                          [&](std::size_t i) { return block.theta[i % 32]; }};
   const std::vector<std::int64_t> data = patches();
-  const Coordinates p = unpack(data, 2);
+  const AxisCoordinates p = unpack(data, 2);
   const std::vector<float> input = rope_test::random_vector<float>(p.size() * 128, rng);
   std::vector<float> x = input;
   rope::Rotary<float>(o).apply(x.data(), p.size(), 1, Positions::token_major(data.data(), 2));

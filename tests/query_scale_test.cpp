@@ -85,13 +85,13 @@ void require_scaled(const std::vector<T>& q_in, const std::vector<T>& q_out, std
 
 // The positions of the tests: both sides of the steps of a floor of 64 (Ministral's L0 here) and
 // of (p + 1) / 64 (Llama 4's), and past the table.
-const std::vector<std::int64_t> kPositions = {0, 62, 63, 64, 65, 127, 128, 129, 1000, 9000};
+const std::vector<std::int64_t> kScalePositions = {0, 62, 63, 64, 65, 127, 128, 129, 1000, 9000};
 
 template <class T>
 void check_apply_qk_scaled(Layout layout, std::size_t rotary_dim, std::size_t offset,
                            const rope::QueryScale& scale, rope::Direction direction) {
   constexpr std::size_t d = 64, q_heads = 4, k_heads = 2;
-  const std::size_t tokens = kPositions.size();
+  const std::size_t tokens = kScalePositions.size();
   rope::Options options;
   options.layout = layout;
   options.rotary_dim = rotary_dim;
@@ -104,15 +104,15 @@ void check_apply_qk_scaled(Layout layout, std::size_t rotary_dim, std::size_t of
   std::vector<T> q = q_in, k = k_in;
   rot.apply_qk(rope::Queries(rope::View<T>::contiguous(q.data(), tokens, q_heads, d)).scaled(scale),
                rope::Keys(rope::View<T>::contiguous(k.data(), tokens, k_heads, d)),
-               kPositions.data(), {direction});
+               kScalePositions.data(), {direction});
   std::vector<double> scales;
-  for (const std::int64_t p : kPositions) scales.push_back(rope::query_scale(scale, p));
-  require_scaled(q_in, q, q_heads, d, rotary_dim == 0 ? d : rotary_dim, offset, layout, kPositions,
+  for (const std::int64_t p : kScalePositions) scales.push_back(rope::query_scale(scale, p));
+  require_scaled(q_in, q, q_heads, d, rotary_dim == 0 ? d : rotary_dim, offset, layout, kScalePositions,
                  scales, direction);
   // The keys: the same rotation without the scale, bit for bit the call without one.
   std::vector<T> q_plain = q_in, k_plain = k_in;
   rot.apply_qk(rope::View<T>::contiguous(q_plain.data(), tokens, q_heads, d),
-               rope::View<T>::contiguous(k_plain.data(), tokens, k_heads, d), kPositions.data(),
+               rope::View<T>::contiguous(k_plain.data(), tokens, k_heads, d), kScalePositions.data(),
                {direction});
   REQUIRE(std::memcmp(k.data(), k_plain.data(), k.size() * sizeof(T)) == 0);
 }
@@ -198,16 +198,16 @@ TEST_CASE("apply_qk with a query scale: pairs with theta 0 are scaled, not rotat
 TEMPLATE_TEST_CASE("scale_queries: queries of a layer without RoPE times s(p)", "[query_scale]",
                    float, Eigen::bfloat16) {
   constexpr std::size_t d = 128, heads = 3;
-  const std::size_t tokens = kPositions.size();
+  const std::size_t tokens = kScalePositions.size();
   std::mt19937_64 rng(33);
   const auto q_in = rope_test::random_vector<TestType>(tokens * heads * d, rng);
   std::vector<TestType> q = q_in;
   const rope::Llama4Temperature temperature{64, 0.1};
   rope::scale_queries(rope::View<TestType>::contiguous(q.data(), tokens, heads, d), d,
-                      kPositions.data(), temperature);
+                      kScalePositions.data(), temperature);
   std::vector<double> scales;
-  for (const std::int64_t p : kPositions) scales.push_back(llama4_temperature(p, 64, 0.1));
-  require_scaled(q_in, q, heads, d, 0, 0, Layout::half_split, kPositions, scales,
+  for (const std::int64_t p : kScalePositions) scales.push_back(llama4_temperature(p, 64, 0.1));
+  require_scaled(q_in, q, heads, d, 0, 0, Layout::half_split, kScalePositions, scales,
                  rope::Direction::forward);
 }
 

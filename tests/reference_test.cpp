@@ -80,7 +80,7 @@ void require_close(const std::vector<double>& got, const std::vector<double>& ex
 }
 
 const std::size_t kDims[] = {2, 4, 6, 8, 64, 96, 128, 130, 256};
-const std::int64_t kPositions[] = {0, 1, 7, 1000, 65535, 1000000};
+const std::int64_t kReferencePositions[] = {0, 1, 7, 1000, 65535, 1000000};
 
 }  // namespace
 
@@ -89,7 +89,7 @@ TEST_CASE("reference and Rotary equal the dense block-diagonal rotation matrix",
   std::mt19937_64 rng(1);
   for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
     for (const std::size_t d : kDims) {
-      for (const std::int64_t m : kPositions) {
+      for (const std::int64_t m : kReferencePositions) {
         const std::vector<double> x = rope_test::random_vector<double>(d, rng);
         const std::vector<double> expected = multiply(dense_rotation(d, double(m), layout), x);
         require_close<double>(
@@ -110,7 +110,7 @@ TEST_CASE("interleaved rotation is complex multiplication by e^{i m theta_j}",
           "[reference][complex]") {
   std::mt19937_64 rng(2);
   for (const std::size_t d : kDims) {
-    for (const std::int64_t m : kPositions) {
+    for (const std::int64_t m : kReferencePositions) {
       const std::vector<double> x = rope_test::random_vector<double>(d, rng);
       std::vector<double> expected(d);
       for (std::size_t j = 0; j < d / 2; ++j) {

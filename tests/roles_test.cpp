@@ -40,7 +40,7 @@ struct Shape {
 };
 
 constexpr std::size_t kTokens = 6, kQHeads = 4, kKHeads = 2, kRows = 32, kCacheRows = 9;
-const std::int64_t kPositions[kTokens] = {0, 5, 17, 3, 30, 31};
+const std::int64_t kRolePositions[kTokens] = {0, 5, 17, 3, 30, 31};
 const std::int64_t kSlots[kTokens] = {8, 0, 3, 7, 1, 5};
 const rope::QueryScale kScale = rope::Llama4Scaling{0.5, 4};  // s(p) from 1 to 1 + 0.5·ln 8
 
@@ -51,9 +51,9 @@ struct WithTable {
   template <class K>
   void fused(const rope::Queries<T>& q, const rope::Keys<T, K>& k, bool unchecked) const {
     if (unchecked) {
-      rot.apply_qk(rope::unchecked, q, k, kPositions, rope::TokenRange{0, kTokens});
+      rot.apply_qk(rope::unchecked, q, k, kRolePositions, rope::TokenRange{0, kTokens});
     } else {
-      rot.apply_qk(q, k, kPositions);
+      rot.apply_qk(q, k, kRolePositions);
     }
   }
 };
@@ -65,9 +65,9 @@ struct WithCosSin {
   template <class K>
   void fused(const rope::Queries<T>& q, const rope::Keys<T, K>& k, bool unchecked) const {
     if (unchecked) {
-      rot.apply_qk(rope::unchecked, q, k, kPositions, cos_sin, rope::TokenRange{0, kTokens});
+      rot.apply_qk(rope::unchecked, q, k, kRolePositions, cos_sin, rope::TokenRange{0, kTokens});
     } else {
-      rot.apply_qk(q, k, kPositions, cos_sin);
+      rot.apply_qk(q, k, kRolePositions, cos_sin);
     }
   }
 };
@@ -193,7 +193,7 @@ Result check_combination(const Rotator& rotator, const Inputs<T>& in, NormKind q
   if (after) q_step.norm = q_norm;
   if (scaled && !after) q_step.scale = kScale;
   rotator.fused(q_step, rope::Keys<T>(in.k_view(k_scratch)), false);
-  if (scaled && after) rope::scale_queries(in.q_view(q_parts), d, kPositions, kScale);
+  if (scaled && after) rope::scale_queries(in.q_view(q_parts), d, kRolePositions, kScale);
   {
     INFO("the queries: the norm, the rotation and the scale as separate calls");
     REQUIRE(results[0].q == bytes_of(q_parts));

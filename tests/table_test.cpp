@@ -13,7 +13,7 @@ namespace {
 using rope::Layout;
 
 // The positions the table's accuracy contract is stated for.
-const double kPositions[] = {0, 1, 65536, 1048576, 16777215, 2147483647};
+const double kContractPositions[] = {0, 1, 65536, 1048576, 16777215, 2147483647};
 
 // cos and sin of the double angle m·θ_j (θ_j the double nearest base^(−2j/d), the product
 // rounded to double: the angle the contract fixes), evaluated in long double and rounded once
@@ -66,7 +66,7 @@ TEMPLATE_TEST_CASE("Table: entries are within 1 ulp of cos and sin of the double
   const double base = 10000.0;
   const std::vector<double> theta = rope::inverse_frequencies(d, base);
   for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
-    for (const double m : kPositions) {
+    for (const double m : kContractPositions) {
       std::vector<T> row(d);
       rope::Table<T>::compute_row(layout, theta, m, row.data());
       for (std::size_t j = 0; j < d / 2; ++j) {
@@ -89,7 +89,7 @@ TEST_CASE("Table: a table of 2^24 rows holds the same entries at its last row", 
   const std::vector<double> theta = rope::inverse_frequencies(d);
   const rope::Table<float> table(Layout::half_split, theta, rows);
   REQUIRE(table.positions() == rows);
-  for (const double m : kPositions) {
+  for (const double m : kContractPositions) {
     if (m >= double(rows)) continue;
     for (std::size_t j = 0; j < d / 2; ++j) {
       float c, s;
