@@ -171,45 +171,51 @@ TEMPLATE_TEST_CASE(
     "called one at a time",
     "[determinism]", float, double, Eigen::half, Eigen::bfloat16) {
   // Calls of more than kOnePassBytes rotate each head in one pass where twice the registers that
-  // hold the row cover it (targets of 16 registers: heads of 128 in float with AVX2); smaller
+  // hold the row cover it (targets of 16 registers: heads of 128 in float with AVX2), calls of
+  // more than kMemoryBytes half_split float in registers of half the width (AVX-512); smaller
   // calls in passes of what fits. Heads of 128 (one pass there), 256 (two passes either way) and
-  // 72 (an overlapping last register), at a fixed and a run-time head size.
+  // 72 (an overlapping last register), at a fixed and a run-time head size. Just past each
+  // threshold (for kMemoryBytes, float only: the only type it changes the registers of).
   using T = TestType;
   std::mt19937_64 rng(8);
   const std::size_t heads = 8;
-  for (const std::size_t d : {std::size_t{72}, std::size_t{128}, std::size_t{256}}) {
-    const std::size_t tokens = rope::detail::kOnePassBytes / (2 * heads * d * sizeof(T)) + 1;
-    const std::size_t n = tokens * heads * d;
-    REQUIRE(2 * n * sizeof(T) > rope::detail::kOnePassBytes);           // the large call is one
-    REQUIRE(2 * heads * d * sizeof(T) <= rope::detail::kOnePassBytes);  // a token is not
-    const std::vector<T> x = rope_test::random_vector<T>(n, rng);
-    std::vector<std::int64_t> positions(tokens);
-    for (std::size_t t = 0; t < tokens; ++t) positions[t] = std::int64_t((t * 7) % tokens);
-    for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
-      const rope::Rotary<T> rot(rope::Options{d, 10000.0, layout, tokens});
-      const rope::Rotary<T, 128> fixed(rope::Options{128, 10000.0, layout, tokens});
-      for (const Direction direction : {Direction::forward, Direction::inverse}) {
-        INFO("head size " << d << ", " << rope::to_string(layout) << ", "
-                          << (direction == Direction::inverse ? "inverse" : "forward"));
-        // One token at a time, out of place: the reference.
-        std::vector<T> reference(n);
-        for (std::size_t t = 0; t < tokens; ++t) {
-          rot.apply(View<const T>::contiguous(x.data() + t * heads * d, 1, heads, d),
-                    View<T>::contiguous(reference.data() + t * heads * d, 1, heads, d),
-                    &positions[t], direction);
-        }
-        // The whole call, out of place and in place.
-        std::vector<T> out(n), in_place = x;
-        rot.apply(View<const T>::contiguous(x.data(), tokens, heads, d),
-                  View<T>::contiguous(out.data(), tokens, heads, d), positions.data(), direction);
-        rot.apply(View<T>::contiguous(in_place.data(), tokens, heads, d), positions.data(),
-                  direction);
-        REQUIRE(same_bits(out, reference));
-        REQUIRE(same_bits(in_place, reference));
-        if (d == 128) {  // the head size known at compile time
-          std::vector<T> fixed_out = x;
-          fixed.apply(fixed_out.data(), tokens, heads, positions.data(), direction);
-          REQUIRE(same_bits(fixed_out, reference));
+  std::vector<std::size_t> thresholds = {rope::detail::kOnePassBytes};
+  if (std::is_same_v<T, float>) thresholds.push_back(rope::detail::kMemoryBytes);
+  for (const std::size_t threshold : thresholds) {
+    for (const std::size_t d : {std::size_t{72}, std::size_t{128}, std::size_t{256}}) {
+      const std::size_t tokens = threshold / (2 * heads * d * sizeof(T)) + 1;
+      const std::size_t n = tokens * heads * d;
+      REQUIRE(2 * n * sizeof(T) > threshold);  // the large call is past the threshold
+      REQUIRE(2 * (n - heads * d) * sizeof(T) <= threshold);  // one token fewer is not
+      const std::vector<T> x = rope_test::random_vector<T>(n, rng);
+      std::vector<std::int64_t> positions(tokens);
+      for (std::size_t t = 0; t < tokens; ++t) positions[t] = std::int64_t((t * 7) % tokens);
+      for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
+        const rope::Rotary<T> rot(rope::Options{d, 10000.0, layout, tokens});
+        const rope::Rotary<T, 128> fixed(rope::Options{128, 10000.0, layout, tokens});
+        for (const Direction direction : {Direction::forward, Direction::inverse}) {
+          INFO("head size " << d << ", " << rope::to_string(layout) << ", "
+                            << (direction == Direction::inverse ? "inverse" : "forward"));
+          // One token at a time, out of place: the reference.
+          std::vector<T> reference(n);
+          for (std::size_t t = 0; t < tokens; ++t) {
+            rot.apply(View<const T>::contiguous(x.data() + t * heads * d, 1, heads, d),
+                      View<T>::contiguous(reference.data() + t * heads * d, 1, heads, d),
+                      &positions[t], direction);
+          }
+          // The whole call, out of place and in place.
+          std::vector<T> out(n), in_place = x;
+          rot.apply(View<const T>::contiguous(x.data(), tokens, heads, d),
+                    View<T>::contiguous(out.data(), tokens, heads, d), positions.data(), direction);
+          rot.apply(View<T>::contiguous(in_place.data(), tokens, heads, d), positions.data(),
+                    direction);
+          REQUIRE(same_bits(out, reference));
+          REQUIRE(same_bits(in_place, reference));
+          if (d == 128) {  // the head size known at compile time
+            std::vector<T> fixed_out = x;
+            fixed.apply(fixed_out.data(), tokens, heads, positions.data(), direction);
+            REQUIRE(same_bits(fixed_out, reference));
+          }
         }
       }
     }

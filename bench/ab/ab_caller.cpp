@@ -69,6 +69,9 @@ std::vector<Row> make_rows() {
     // Either side of the calls that take each head in one pass (more than 4 MiB).
     add(Call::apply, Type::f32, layout, 128, 40, 0, 64);
     add(Call::apply, Type::f32, layout, 128, 40, 0, 128);
+    // Either side of a 32 MiB last-level cache: 20 and 40 MiB of heads.
+    add(Call::apply, Type::f32, layout, 128, 40, 0, 1024);
+    add(Call::apply, Type::f32, layout, 128, 40, 0, 2048);
     for (const std::size_t tokens : std::initializer_list<std::size_t>{1, 512, 4096, 8192}) {
       add(Call::apply_out_of_place, Type::f32, layout, 128, 40, 0, tokens);
       add(Call::apply_qk, Type::f32, layout, 128, 32, 8, tokens);

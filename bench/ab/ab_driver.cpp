@@ -4,7 +4,7 @@
 //   ab_driver [--rounds N] [--batch-us U] [--filter TEXT] [--list] [--limit]
 //             BASE.so:label OTHER.so:label ...
 //
-// For each row whose name contains TEXT (every row without --filter but those of 4096 tokens and
+// For each row whose name contains TEXT (every row without --filter but those of 1024 tokens and
 // more), every build makes its Rotary and rotates the same buffers, which are refilled before each
 // round. A round times one batch of calls (repeated until the batch takes U µs, 2000 by default,
 // as the base build calibrates it) per build, the builds in a new random order each round.
@@ -162,7 +162,9 @@ int main(int argc, char** argv) {
   for (int row = 0; row < base.rows(); ++row) {
     const std::string name = base.name(row);
     const bool wanted = filtered ? name.find(filter) != std::string::npos
-                                 : name.find("/t4096") == std::string::npos &&
+                                 : name.find("/t1024") == std::string::npos &&
+                                       name.find("/t2048") == std::string::npos &&
+                                       name.find("/t4096") == std::string::npos &&
                                        name.find("/t8192") == std::string::npos;
     if (!wanted) continue;
     if (list) {

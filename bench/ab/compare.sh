@@ -15,7 +15,7 @@
 # quartiles. The control's column is what the machine's noise alone gives. --limit adds a column:
 # BASE's time over the row's limit (a pass over the same bytes) timed in the same rounds.
 #
-# The default rows (all but those of 4096 and 8192 tokens: --filter t4096, --filter t8192) take
+# The default rows (all but those of 1024 tokens and more: --filter t1024, .., --filter t8192) take
 # about two minutes with one other build. $CXX (g++), $AB_EIGEN (the Eigen include directory,
 # /usr/include/eigen3) and $AB_WORK (where the builds go, a new directory under ${TMPDIR:-/tmp})
 # may be set.

@@ -148,13 +148,13 @@ void kernel(const AnyHeads& heads, const void* row, const Slice& slice, bool inv
   const auto* r = static_cast<const compute_t<S>*>(row);
   const auto pairs = static_cast<Index>(slice.pairs);
   if constexpr (L == Layout::interleaved) {
-    rotate_interleaved<Half>(typed, r, pairs, inverse, slice.one_pass);
+    rotate_interleaved<Half>(typed, r, pairs, inverse, slice.reach);
   } else if (slice.blocks == 0) {
     rotate_half_split<Half>(typed, r, pairs, pairs, static_cast<Index>(slice.half()), inverse,
-                            slice.one_pass);
+                            slice.reach);
   } else {
     rotate_half_split_blocks<Half>(typed, r, slice.block_pairs, slice.blocks, pairs, inverse,
-                                   slice.one_pass);
+                                   slice.reach);
   }
 }
 

@@ -102,13 +102,30 @@ Index for_each_chunk(Index h, Index j, const Chunk& chunk) {
   }
 }
 
-// Targets whose kernels may take a head in one pass (Slice::one_pass): those of 16 registers
+// How far a call's bytes reach (walk.hpp's thresholds), and what the kernels do about it:
+//   cache     up to kOnePassBytes: each token's heads in passes of what the registers hold;
+//   one_pass  more: each head in one pass where twice the registers cover it, the rest of the
+//             row read from the stack (each pass over a token's heads would be a trip to the
+//             last-level cache or to memory);
+//   memory    more than kMemoryBytes: as one_pass, and half_split float on targets of 16-float
+//             registers (AVX-512) in registers of half the width.
+enum class Reach : unsigned char { cache, one_pass, memory };
+
+// Targets whose kernels may take a head in one pass (Reach::one_pass): those of 16 registers
 // (AVX2 and SSE; measured with AVX2), where the registers that hold the row cover a head of 128
 // in two passes. AVX-512's 32 cover heads of up to 256 in one pass already, and the wider chunks,
 // compiled for heads whose size is known at run time, cost its one-token calls 2–5 % measured.
 // AArch64's 32 registers of 128 bits take two passes at 128 too; not measured here (it runs
 // only under qemu), so its kernels are as they were.
 inline constexpr bool kOnePassTargets = simd::kRegisters <= 16;
+
+// Half_split float out of the last-level cache (Reach::memory) in registers of half the width,
+// where the target's hold 16 floats (AVX-512): there the calls in 512-bit registers took
+// 1.11–1.29 × the time of the same calls in 256-bit ones (a Zen 5, 2048 to 8192 tokens), in the
+// caches 0.87–0.92 × (128 and 512 tokens): docs/design.md, "Registers of half the width".
+template <class S, class D>
+inline constexpr bool kMemoryRegisters =
+    std::is_same_v<S, float>&& std::is_same_v<D, float>&& simd::kLanes<float> == 16;
 
 // ---- half_split ----------------------------------------------------------------------------
 // Pair j is (x[j], x[j + h]), h = d/2; the table row is [c0 c1 .. c_{n−1} | s0 s1 .. s_{n−1}]
@@ -119,11 +136,10 @@ inline constexpr bool kOnePassTargets = simd::kRegisters <= 16;
 
 // Pairs [j, j + N·L) of every head, N registers of cos and N of sin held across the heads; the
 // row holds n cosines, then n sines.
-template <int N, class S, class D>
+template <int N, class S, class D, class P = typename KernelRegisters<S, D>::Values>
 void half_split_chunk(const TokenHeads<S, D>& heads, const compute_t<S>* row, Index n_row, Index h,
                       Index j, bool inverse) {
-  using P = typename KernelRegisters<S, D>::Values;
-  constexpr Index L = KernelRegisters<S, D>::kValues;
+  constexpr Index L = simd::kValues<P>;
   P c[N], s[N];
   for (int k = 0; k < N; ++k) {
     c[k] = simd::load<P>(row + j + k * L);
@@ -213,11 +229,12 @@ void overlapping_tail(const TokenHeads<S, D>& heads, Index first, Index second,
 // register widths that cannot fit.
 template <int Half, class S, class D>
 void rotate_half_split(const TokenHeads<S, D>& heads, const compute_t<S>* row, Index n, Index n_row,
-                       Index h, bool inverse, bool one_pass = false) {
+                       Index h, bool inverse, Reach reach = Reach::cache) {
   using R = KernelRegisters<S, D>;
   constexpr Index L = R::kValues;
-  // Main part: cos and sin registers take at most half the register file; with one_pass, up to
-  // all of it where that covers the head in one pass.
+  // Main part: cos and sin registers take at most half the register file; beyond the cache, up
+  // to all of it where that covers the head in one pass; out of the last-level cache, registers
+  // of half the width where they cover it in one pass (kMemoryRegisters).
   constexpr int kPass = kWide<simd::kRegisters / 4 / R::kEach, L, Half>;
   constexpr int kHead = kWide<simd::kRegisters / 2 / R::kEach, L, Half>;
   const auto whole_registers = [&](const TokenHeads<S, D>& group) {
@@ -225,7 +242,19 @@ void rotate_half_split(const TokenHeads<S, D>& heads, const compute_t<S>* row, I
       half_split_chunk<decltype(w)::value>(group, row, n_row, h, j, inverse);
     };
     if constexpr (kOnePassTargets && kHead > kPass) {
-      if (one_pass && n > kPass * L && n <= kHead * L) return for_each_chunk<kHead, L>(n, 0, chunk);
+      if (reach != Reach::cache && n > kPass * L && n <= kHead * L) {
+        return for_each_chunk<kHead, L>(n, 0, chunk);
+      }
+    }
+    if constexpr (kMemoryRegisters<S, D>) {
+      using M = typename Eigen::internal::packet_traits<float>::half;
+      constexpr Index kHalfL = simd::kLanes<float> / 2;  // the floats M holds
+      constexpr int kMemoryPass = kWide<simd::kRegisters / 4, kHalfL, Half>;
+      if (reach == Reach::memory && n % kHalfL == 0 && n <= kMemoryPass * kHalfL) {
+        return for_each_chunk<kMemoryPass, kHalfL>(n, 0, [&](auto w, Index j) {
+          half_split_chunk<decltype(w)::value, S, D, M>(group, row, n_row, h, j, inverse);
+        });
+      }
     }
     return for_each_chunk<kPass, L>(n, 0, chunk);
   };
@@ -253,13 +282,13 @@ void rotate_half_split(const TokenHeads<S, D>& heads, const compute_t<S>* row, I
 template <int Half, class S, class D>
 void rotate_half_split_blocks(const TokenHeads<S, D>& heads, const compute_t<S>* row,
                               const std::size_t* block_pairs, std::size_t blocks, Index n_row,
-                              bool inverse, bool one_pass = false) {
+                              bool inverse, Reach reach = Reach::cache) {
   std::size_t first = 0;
   for (std::size_t b = 0; b < blocks; ++b) {
     const TokenHeads<S, D> block{heads.src + 2 * first, heads.src_stride, heads.dst + 2 * first,
                                  heads.dst_stride, heads.count};
     const auto n = static_cast<Index>(block_pairs[b]);
-    rotate_half_split<Half>(block, row + first, n, n_row, n, inverse, one_pass);
+    rotate_half_split<Half>(block, row + first, n, n_row, n, inverse, reach);
     first += block_pairs[b];
   }
 }
@@ -321,7 +350,7 @@ void remainder_interleaved(const TokenHeads<S, D>& heads, const compute_t<S>* ro
 
 template <int Half, class S, class D>
 void rotate_interleaved(const TokenHeads<S, D>& heads, const compute_t<S>* row, Index h,
-                        bool inverse, bool one_pass = false) {
+                        bool inverse, Reach reach = Reach::cache) {
   using R = KernelRegisters<S, D>;
   constexpr Index L = R::kPairs;
   // Main part: N registers of pairs per pass, N at most half the register file. Prepared, each
@@ -329,7 +358,7 @@ void rotate_interleaved(const TokenHeads<S, D>& heads, const compute_t<S>* row, 
   // file where N is half of it: the compiler reads what does not fit from the stack. Halving N to
   // keep them all in registers costs a pass over a token's heads more, which cost more out of the
   // cache than it saved (docs/design.md).
-  // With one_pass, twice that where it covers the head in one pass.
+  // Beyond the cache, twice that where it covers the head in one pass.
   constexpr int kPass = kWide<simd::kRegisters / 2 / R::kEach, L, Half>;
   constexpr int kHead = kWide<simd::kRegisters / R::kEach, L, Half>;
   const auto whole_registers = [&](const TokenHeads<S, D>& group) {
@@ -337,7 +366,9 @@ void rotate_interleaved(const TokenHeads<S, D>& heads, const compute_t<S>* row, 
       interleaved_chunk<decltype(n)::value>(group, row, j, inverse);
     };
     if constexpr (kOnePassTargets && kHead > kPass) {
-      if (one_pass && h > kPass * L && h <= kHead * L) return for_each_chunk<kHead, L>(h, 0, chunk);
+      if (reach != Reach::cache && h > kPass * L && h <= kHead * L) {
+        return for_each_chunk<kHead, L>(h, 0, chunk);
+      }
     }
     return for_each_chunk<kPass, L>(h, 0, chunk);
   };

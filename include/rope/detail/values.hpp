@@ -13,6 +13,7 @@
 
 #include <Eigen/Core>
 
+#include <rope/detail/kernels.hpp>
 #include <rope/detail/packet.hpp>
 #include <rope/scalar.hpp>
 
@@ -68,11 +69,10 @@ struct Slice {
   std::size_t pairs;
   std::size_t blocks = 0;
   const std::size_t* block_pairs = nullptr;
-  // Each head in one pass over its pairs where a pass of twice the registers that hold the row
-  // covers it (the rest of the row read from the stack), rather than in passes of what fits in
-  // registers: set by the walk for calls of more than kOnePassBytes, where each pass over a
-  // token's heads is a trip to memory (kernels.hpp). The bits are the same either way.
-  bool one_pass = false;
+  // How far the call's bytes reach past the caches: set by the walk (walk.hpp), read by the
+  // kernels to choose their passes over a token's heads (kernels.hpp). The bits are the same
+  // whatever it is.
+  Reach reach = Reach::cache;
   std::size_t half() const noexcept { return rotary_dim / 2; }
   bool whole() const noexcept { return rotary_dim == head_size && pairs == half(); }
   // The runs of coordinates the kernel does not reach, {first, count} in elements: before the

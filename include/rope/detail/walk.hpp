@@ -492,10 +492,13 @@ inline std::size_t parts(const Job* jobs, std::size_t job_count, std::size_t hea
                       call_bytes(jobs, job_count, head_size, range));
 }
 
-// Calls of more bytes than this take each head in one pass (Slice::one_pass): more than the
-// second-level cache of the CPUs measured (0.5 to 2 MiB), so that a pass over a token's heads
-// costs a trip to the last-level cache or to memory. docs/design.md has the measurements.
+// Calls of more bytes (read and written) than this take each head in one pass (Reach::one_pass):
+// more than the second-level cache of the CPUs measured (0.5 to 2 MiB), so that a pass over a
+// token's heads costs a trip to the last-level cache or to memory. Calls of more than
+// kMemoryBytes (Reach::memory) have heads of 16 MiB or more, most of them in memory on the CPUs
+// measured (32 MiB of L3). docs/design.md has the measurements.
 inline constexpr std::size_t kOnePassBytes = std::size_t{4} << 20;
+inline constexpr std::size_t kMemoryBytes = std::size_t{32} << 20;
 
 // Runs a call: its tokens split over threads, each part walked with the same source.
 template <class Source>
@@ -509,12 +512,14 @@ void run(const Source& source, Kernel kernel, const Job* jobs, std::size_t job_c
   if (!any_heads) return;
   // (A one-token call, a decode step's, does not look: it is never that large.)
   const Slice* call_slice = &slice;
-  Slice one_pass;
-  if (range.last - range.first > 1 &&
-      call_bytes(jobs, job_count, slice.head_size, range) > kOnePassBytes) {
-    one_pass = slice;
-    one_pass.one_pass = true;
-    call_slice = &one_pass;
+  Slice reaching;
+  if (range.last - range.first > 1) {
+    const std::size_t bytes = call_bytes(jobs, job_count, slice.head_size, range);
+    if (bytes > kOnePassBytes) {
+      reaching = slice;
+      reaching.reach = bytes > kMemoryBytes ? Reach::memory : Reach::one_pass;
+      call_slice = &reaching;
+    }
   }
   for_each_part(range, parts(jobs, job_count, slice.head_size, range, execution),
                 [&](std::size_t, TokenRange tokens) {
