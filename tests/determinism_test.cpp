@@ -37,10 +37,7 @@ std::vector<T> gather(const View<T>& from, std::size_t d) {
   return to;
 }
 
-template <class T>
-bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
-}
+using rope_test::same_bits;
 
 }  // namespace
 
