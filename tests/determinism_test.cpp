@@ -169,15 +169,18 @@ TEMPLATE_TEST_CASE(
     "[determinism]", float, double, Eigen::half, Eigen::bfloat16) {
   // Calls of more than kOnePassBytes rotate each head in one pass where twice the registers that
   // hold the row cover it (targets of 16 registers: heads of 128 in float with AVX2), calls of
-  // more than kMemoryBytes half_split float in registers of half the width (AVX-512); smaller
-  // calls in passes of what fits. Heads of 128 (one pass there), 256 (two passes either way) and
-  // 72 (an overlapping last register), at a fixed and a run-time head size. Just past each
-  // threshold (for kMemoryBytes, float only: the only type it changes the registers of).
+  // more than kMemoryBytes half_split float in registers of half the width and interleaved heads
+  // of 256 (float) or 128 (double) in one pass instead of two (AVX-512); smaller calls in passes
+  // of what fits. Heads of 128 (one pass there), 256 (two passes either way) and 72 (an
+  // overlapping last register), at a fixed and a run-time head size. Just past each threshold
+  // (for kMemoryBytes, float and double: the types whose passes it changes).
   using T = TestType;
   std::mt19937_64 rng(8);
   const std::size_t heads = 8;
   std::vector<std::size_t> thresholds = {rope::detail::kOnePassBytes};
-  if (std::is_same_v<T, float>) thresholds.push_back(rope::detail::kMemoryBytes);
+  if (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    thresholds.push_back(rope::detail::kMemoryBytes);
+  }
   for (const std::size_t threshold : thresholds) {
     for (const std::size_t d : {std::size_t{72}, std::size_t{128}, std::size_t{256}}) {
       const std::size_t tokens = threshold / (2 * heads * d * sizeof(T)) + 1;

@@ -64,8 +64,9 @@ std::vector<Row> make_rows() {
   }
   for (const rope::Layout layout : layouts) {
     add(Call::apply, Type::f32, layout, 64, 32, 0, 512);
-    add(Call::apply, Type::f32, layout, 256, 8, 0, 512);
-    add(Call::apply, Type::f32, layout, 256, 8, 0, 4096);
+    for (const std::size_t tokens : std::initializer_list<std::size_t>{1, 16, 512, 4096}) {
+      add(Call::apply, Type::f32, layout, 256, 8, 0, tokens);
+    }
     // Either side of the calls that take each head in one pass (more than 4 MiB).
     add(Call::apply, Type::f32, layout, 128, 40, 0, 64);
     add(Call::apply, Type::f32, layout, 128, 40, 0, 128);

@@ -355,10 +355,11 @@ void rotate_interleaved(const TokenHeads<S, D>& heads, const compute_t<S>* row, 
   constexpr Index L = R::kPairs;
   // Main part: N registers of pairs per pass, N at most half the register file. Prepared, each
   // register of the row takes two (cos and sin, or e and its swapped copy), all of the register
-  // file where N is half of it: the compiler reads what does not fit from the stack. Halving N to
-  // keep them all in registers costs a pass over a token's heads more, which cost more out of the
-  // cache than it saved (docs/design.md).
-  // Beyond the cache, twice that where it covers the head in one pass.
+  // file where N is half of it: the compiler reads what does not fit from the stack. Beyond the
+  // cache, twice that where it covers the head in one pass (kOnePassTargets). On AVX-512, a head
+  // that takes all of them (float heads of 256, double of 128) goes in passes of half as many,
+  // kept in registers, but out of the last-level cache, where each pass more is a trip to memory
+  // (docs/design.md, "Passes of half the registers").
   constexpr int kPass = kWide<simd::kRegisters / 2 / R::kEach, L, Half>;
   constexpr int kHead = kWide<simd::kRegisters / R::kEach, L, Half>;
   const auto whole_registers = [&](const TokenHeads<S, D>& group) {
@@ -368,6 +369,11 @@ void rotate_interleaved(const TokenHeads<S, D>& heads, const compute_t<S>* row, 
     if constexpr (kOnePassTargets && kHead > kPass) {
       if (reach != Reach::cache && h > kPass * L && h <= kHead * L) {
         return for_each_chunk<kHead, L>(h, 0, chunk);
+      }
+    }
+    if constexpr (simd::kLanes<float> == 16 && R::kEach == 1 && kPass > 1) {
+      if (reach != Reach::memory && h > kPass / 2 * L) {
+        return for_each_chunk<kPass / 2, L>(h, 0, chunk);
       }
     }
     return for_each_chunk<kPass, L>(h, 0, chunk);
