@@ -107,8 +107,9 @@ Index for_each_chunk(Index h, Index j, const Chunk& chunk) {
 //   one_pass  more: each head in one pass where twice the registers cover it, the rest of the
 //             row read from the stack (each pass over a token's heads would be a trip to the
 //             last-level cache or to memory);
-//   memory    more than kMemoryBytes: as one_pass, and half_split float on targets of 16-float
-//             registers (AVX-512) in registers of half the width.
+//   memory    more than kMemoryBytes: as one_pass, and on targets of 16-float registers
+//             (AVX-512) half_split float in registers of half the width and the interleaved
+//             heads that fill the register file in one pass, not two (rotate_interleaved).
 enum class Reach : unsigned char { cache, one_pass, memory };
 
 // Targets whose kernels may take a head in one pass (Reach::one_pass): those of 16 registers
