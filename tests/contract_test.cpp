@@ -60,7 +60,8 @@ TEST_CASE("E79: a view whose strides wrap around size_t or reach past 2^63 - 1 b
   // −8 as a token stride: token 1 would be 32 bytes before token 0.
   require_invalid(
       [&] {
-        rot().apply(View<float>(buffer.data() + 32, 2, 1, kWrap8, kHead), Positions::consecutive(0));
+        rot().apply(View<float>(buffer.data() + 32, 2, 1, kWrap8, kHead),
+                    Positions::consecutive(0));
       },
       {"src token_stride 18446744073709551608", "more than 9223372036854775807 bytes",
        "wraps around"});
@@ -78,7 +79,8 @@ TEST_CASE("E79: a view whose strides wrap around size_t or reach past 2^63 - 1 b
       {"src head_stride 18446744073709551608"});
   require_invalid(
       [&] {
-        rot().apply(View<float>(buffer.data(), 2, 1, 1, kWrap8, 8, kHead), Positions::consecutive(0));
+        rot().apply(View<float>(buffer.data(), 2, 1, 1, kWrap8, 8, kHead),
+                    Positions::consecutive(0));
       },
       {"src batch_stride 18446744073709551608"});
   // A large stride that does not wrap but spans more than 2^63 − 1 bytes with the others.
@@ -334,7 +336,8 @@ TEST_CASE("E79: sequences x tokens past what a size_t counts", "[errors][E79]") 
   const std::size_t batches = std::size_t{1} << 33, tokens = std::size_t{1} << 31;
   require_invalid(
       [&] {
-        rot().apply(View<float>(x.data(), batches, tokens, 1, kHead, kHead, kHead), Positions::consecutive(0));
+        rot().apply(View<float>(x.data(), batches, tokens, 1, kHead, kHead, kHead),
+                    Positions::consecutive(0));
       },
       {"src has 8589934592 sequences x 2147483648 tokens: more rows than a size_t counts"});
   REQUIRE(x == std::vector<float>(kHead, 0.5f));
@@ -369,8 +372,9 @@ TEST_CASE("E80: an enum argument outside its enumerators", "[errors][E80]") {
                      {table.data(), table.data(), 2, static_cast<rope::CosSinRow>(4), 0});
       },
       {"CosSinRow 4 is not one of its enumerators"});
-  require_invalid([] { rope::head_permutation(kHead, static_cast<Layout>(2), Layout::interleaved); },
-                  {"Layout 2"});
+  require_invalid(
+      [] { rope::head_permutation(kHead, static_cast<Layout>(2), Layout::interleaved); },
+      {"Layout 2"});
   require_invalid([] { rope::Table<float> t(static_cast<Layout>(-1), {1.0}, 2); }, {"Layout -1"});
   require_invalid([] { rope::frequencies(kHead, 1e4, rope::Unscaled{}, 0, rope::Angles(2)); },
                   {"Angles 2"});
@@ -413,8 +417,9 @@ TEST_CASE("E81: a view whose heads end past the buffer it was given", "[errors][
   // Into a KV cache of 3 rows given a slot-less (row t) shape of 2 tokens: fine; a cache view of
   // 4 rows over a vector of 3 rows is not.
   std::vector<Eigen::half> cache(3 * k_heads * kHead);
-  const View<const float> k = View<const float>(qkv.data() + q_heads * kHead, tokens, k_heads, row, kHead)
-                                  .within(qkv.size() - q_heads * kHead);
+  const View<const float> k =
+      View<const float>(qkv.data() + q_heads * kHead, tokens, k_heads, row, kHead)
+          .within(qkv.size() - q_heads * kHead);
   const std::int64_t slots[tokens] = {0, 2};
   require_invalid(
       [&] {
@@ -428,16 +433,17 @@ TEST_CASE("E81: a view whose heads end past the buffer it was given", "[errors][
   REQUIRE(qkv == before);
   // The same calls on buffers that hold the heads: no error, and the views without a length
   // (View::unknown) rotate the same bits.
-  rot().apply_qk(
-      rope::Queries(q),
-      rope::Keys(k, rope::KeyCache<Eigen::half>{View<Eigen::half>::contiguous(cache, 3, k_heads, kHead),
-                                                rope::Slots(slots, tokens)}),
-      positions);
+  rot().apply_qk(rope::Queries(q),
+                 rope::Keys(k, rope::KeyCache<Eigen::half>{View<Eigen::half>::contiguous(
+                                                               cache, 3, k_heads, kHead),
+                                                           rope::Slots(slots, tokens)}),
+                 positions);
   std::vector<float> plain = before;
   rot().apply(View<float>(plain.data(), tokens, q_heads, row, kHead), positions);
   REQUIRE(std::memcmp(plain.data(), qkv.data(), plain.size() * sizeof(float)) == 0);
   STATIC_REQUIRE(View<float>::unknown == std::size_t(-1));
-  REQUIRE(View<float>(plain.data(), tokens, q_heads, row, kHead).buffer_size() == View<float>::unknown);
+  REQUIRE(View<float>(plain.data(), tokens, q_heads, row, kHead).buffer_size() ==
+          View<float>::unknown);
   REQUIRE(View<const float>(q).buffer_size() == qkv.size());
 }
 

@@ -107,13 +107,13 @@ void check_apply_qk_scaled(Layout layout, std::size_t rotary_dim, std::size_t of
                kScalePositions.data(), {direction});
   std::vector<double> scales;
   for (const std::int64_t p : kScalePositions) scales.push_back(rope::query_scale(scale, p));
-  require_scaled(q_in, q, q_heads, d, rotary_dim == 0 ? d : rotary_dim, offset, layout, kScalePositions,
-                 scales, direction);
+  require_scaled(q_in, q, q_heads, d, rotary_dim == 0 ? d : rotary_dim, offset, layout,
+                 kScalePositions, scales, direction);
   // The keys: the same rotation without the scale, bit for bit the call without one.
   std::vector<T> q_plain = q_in, k_plain = k_in;
   rot.apply_qk(rope::View<T>::contiguous(q_plain.data(), tokens, q_heads, d),
-               rope::View<T>::contiguous(k_plain.data(), tokens, k_heads, d), kScalePositions.data(),
-               {direction});
+               rope::View<T>::contiguous(k_plain.data(), tokens, k_heads, d),
+               kScalePositions.data(), {direction});
   REQUIRE(std::memcmp(k.data(), k_plain.data(), k.size() * sizeof(T)) == 0);
 }
 

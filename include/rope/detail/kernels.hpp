@@ -25,6 +25,7 @@
 #include <complex>
 #include <cstddef>
 #include <type_traits>
+#include <utility>
 
 #include <Eigen/Core>
 
@@ -121,12 +122,12 @@ enum class Reach : unsigned char { cache, one_pass, memory };
 inline constexpr bool kOnePassTargets = simd::kRegisters <= 16;
 
 // Half_split float out of the last-level cache (Reach::memory) in registers of half the width,
-// where the target's hold 16 floats (AVX-512): there the calls in 512-bit registers took
-// 1.11–1.29 × the time of the same calls in 256-bit ones (a Zen 5, 2048 to 8192 tokens), in the
-// caches 0.87–0.92 × (128 and 512 tokens): docs/design.md, "Registers of half the width".
+// where the target's hold 16 floats (AVX-512): on a Zen 5 the 256-bit registers took 0.81–0.91 of
+// the 512-bit ones' time in place from 1024 to 8192 tokens, but 1.09–1.15 × in the caches (128
+// and 512 tokens): docs/design.md, "Registers of half the width out of the last-level cache".
 template <class S, class D>
 inline constexpr bool kMemoryRegisters =
-    std::is_same_v<S, float>&& std::is_same_v<D, float>&& simd::kLanes<float> == 16;
+    simd::kLanes<float> == 16 && std::is_same_v<std::pair<S, D>, std::pair<float, float>>;
 
 // ---- half_split ----------------------------------------------------------------------------
 // Pair j is (x[j], x[j + h]), h = d/2; the table row is [c0 c1 .. c_{n−1} | s0 s1 .. s_{n−1}]

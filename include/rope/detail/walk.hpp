@@ -495,8 +495,9 @@ inline std::size_t parts(const Job* jobs, std::size_t job_count, std::size_t hea
 // Calls of more bytes (read and written) than this take each head in one pass (Reach::one_pass):
 // more than the second-level cache of the CPUs measured (0.5 to 2 MiB), so that a pass over a
 // token's heads costs a trip to the last-level cache or to memory. Calls of more than
-// kMemoryBytes (Reach::memory) have heads of 16 MiB or more, most of them in memory on the CPUs
-// measured (32 MiB of L3). docs/design.md has the measurements.
+// kMemoryBytes (Reach::memory): on a Zen 5 with 32 MiB of L3, the kernels that Reach::memory
+// changes were faster from 40 MiB read and written (1024 tokens of 40 heads of 128) and slower at
+// 20 MiB. docs/design.md has the measurements.
 inline constexpr std::size_t kOnePassBytes = std::size_t{4} << 20;
 inline constexpr std::size_t kMemoryBytes = std::size_t{32} << 20;
 
