@@ -9,8 +9,11 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <numeric>
 #include <random>
+#include <string>
+#include <typeinfo>
 #include <vector>
 
 #include <Eigen/Core>
@@ -397,5 +400,128 @@ TEMPLATE_TEST_CASE_SIG("Rotary: the rotation's algebraic properties hold, fixed 
     INFO(rope::to_string(layout));
     std::mt19937_64 rng(200 + D + sizeof(T));
     check_properties(make<T, D>(D, layout), rng);
+  }
+}
+
+namespace {
+
+// The in-place calls of a pointer, a view and two views (apply_qk) rotate small calls on the
+// calling thread without the walk (Core::apply_direct): the bits of the walk's calls (out of
+// place, and apply_qk with roles), for positions in the table, past it and consecutive, views
+// with gaps and a fused QKV row, and the calls they hand on to the walk; and for every error the
+// checks find, the same exception, type and message from the pointer as from the view, with
+// nothing written.
+template <class T>
+void check_pointer_as_view(const rope::Rotary<T>& rot) {
+  using rope_test::same_bits;
+  const std::size_t d = rot.head_size(), heads = 3, tokens = 4;
+  std::mt19937_64 rng(11 + d + sizeof(T));
+  const std::vector<T> x0 = rope_test::random_vector<T>(2 * tokens * heads * d, rng);
+  const auto past = static_cast<std::int64_t>(rot.max_positions());  // the first row past it
+  // (positions + 1 for a call of one token up to three)
+  const std::int64_t positions[tokens + 1] = {0, past - 1, past, 1'000'003, 5};
+  const std::int32_t positions32[tokens] = {7, 0, static_cast<std::int32_t>(past + 5), 2};
+  rope::Execution two_threads;
+  two_threads.threads = 2;
+  two_threads.min_bytes_per_thread = 1;
+  // Heads `gap` · d apart (1: contiguous), in place three ways and out of place.
+  const auto same_rotation = [&](std::size_t t, std::size_t h, std::size_t gap,
+                                 const Positions& p, const Call& call) {
+    INFO(t << " tokens, " << h << " heads " << gap << " · d apart");
+    std::vector<T> source = x0, by_pointer = x0, by_view = x0, by_walk = x0;
+    const auto view = [&](std::vector<T>& v) {
+      return View<T>(v.data(), t, h, h * gap * d, gap * d);
+    };
+    if (gap == 1) rot.apply(by_pointer.data(), t, h, p, call);
+    rot.apply(view(by_view), p, call);
+    rot.apply(View<const T>(view(source)), view(by_walk), p, call);
+    REQUIRE_FALSE(same_bits(by_view, x0));
+    REQUIRE(same_bits(by_view, by_walk));
+    if (gap == 1) REQUIRE(same_bits(by_pointer, by_walk));
+  };
+  same_rotation(1, heads, 1, positions + 1, {});
+  same_rotation(1, 1, 1, positions + 2, {Direction::inverse});
+  same_rotation(tokens, heads, 1, positions, {});
+  same_rotation(tokens, heads, 2, positions, {});
+  same_rotation(tokens, 1, 2, positions32, {Direction::inverse});
+  same_rotation(tokens, heads, 1, positions32, {Direction::inverse});
+  same_rotation(tokens, 2, 1, Positions::consecutive(past - 2), {});
+  same_rotation(tokens, heads, 1, positions, {Direction::forward, TokenRange{1, 3}});
+  same_rotation(tokens, heads, 1, positions, two_threads);
+  // q and k of a fused row [q q q k k v v] per token: one token's two extents are apart (the
+  // direct call), more tokens' interleave (the walk).
+  for (const std::size_t t : {std::size_t{1}, tokens}) {
+    std::vector<T> two_views(x0.begin(), x0.begin() + long(t * 7 * d)), roles = two_views;
+    const auto q = [&](std::vector<T>& v) { return View<T>(v.data(), t, 3, 7 * d, d); };
+    const auto k = [&](std::vector<T>& v) { return View<T>(v.data() + 3 * d, t, 2, 7 * d, d); };
+    rot.apply_qk(q(two_views), k(two_views), positions + 1);
+    rot.apply_qk(rope::Queries<T>(q(roles)), rope::Keys<T>(k(roles)), positions + 1);
+    REQUIRE_FALSE(same_bits(two_views, std::vector<T>(x0.begin(), x0.begin() + long(t * 7 * d))));
+    REQUIRE(same_bits(two_views, roles));
+  }
+
+  std::vector<T> x = x0;
+  const std::int64_t negative[tokens] = {3, -1, 0, 0};
+  const std::int32_t negative32[tokens] = {3, 4, -2, 0};
+  const std::int64_t far[tokens] = {0, 1, rope::kMaxPosition + 1, 3};
+  const std::int64_t two_axes[2 * tokens] = {};
+  const double fractional[tokens] = {0.5, -0.5, 1, 2};
+  rope::Execution streaming;
+  streaming.streaming_stores = true;
+  // Positions that would pass, stored in the second head of token 0 of `inside`.
+  std::vector<T> inside = x0;
+  const std::int64_t valid[tokens] = {0, 1, 2, 3};
+  std::memcpy(inside.data() + d, valid, sizeof(valid));
+  const std::vector<T> inside0 = inside;
+  const auto same_error = [&](T* data, std::size_t t, const Positions& p, const Call& call) {
+    std::string by_pointer, by_view;
+    try {
+      rot.apply(data, t, heads, p, call);
+    } catch (const std::exception& e) {
+      by_pointer = std::string(typeid(e).name()) + ": " + e.what();
+    }
+    REQUIRE(same_bits(x, x0));
+    REQUIRE(same_bits(inside, inside0));
+    try {
+      rot.apply(View<T>::contiguous(data, t, heads, d), p, call);
+    } catch (const std::exception& e) {
+      by_view = std::string(typeid(e).name()) + ": " + e.what();
+    }
+    INFO(by_pointer);
+    REQUIRE_FALSE(by_pointer.empty());
+    REQUIRE(by_pointer == by_view);
+  };
+  same_error(nullptr, tokens, positions, {});                                   // E21
+  same_error(x.data(), tokens, static_cast<const std::int64_t*>(nullptr), {});  // E22
+  same_error(x.data(), tokens, negative, {});                                   // E30
+  same_error(x.data(), tokens, negative32, {});                                 // E30
+  same_error(x.data(), tokens, Positions::consecutive(-1), {});                 // E30
+  same_error(x.data(), tokens, far, {});                                        // E31
+  same_error(x.data(), 2, Positions::consecutive(rope::kMaxPosition), {});      // E31
+  same_error(x.data(), tokens, fractional, {});                                 // E98
+  same_error(x.data(), tokens, Positions::token_major(two_axes, 2), {});        // axes
+  same_error(inside.data(), tokens, reinterpret_cast<const std::int64_t*>(inside.data() + d),
+             {});  // E78
+  same_error(x.data(), tokens, positions, {Direction::forward, TokenRange{0, tokens + 1}});
+  same_error(x.data(), tokens, positions, {static_cast<Direction>(7)});
+  same_error(x.data(), tokens, positions, streaming);
+  same_error(x.data(), SIZE_MAX / 2, positions, {});  // more bytes than the address space
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE(
+    "Rotary: apply of a pointer in place is the view's call, bit for bit and error "
+    "for error",
+    "[rotary][errors]", float, double, Eigen::half, Eigen::bfloat16) {
+  for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
+    INFO(rope::to_string(layout));
+    check_pointer_as_view(make<TestType, Eigen::Dynamic>(128, layout));
+    rope::Options partial;  // pairs that rotate, and coordinates past them that do not
+    partial.layout = layout;
+    partial.head_size = 16;
+    partial.rotary_dim = 12;
+    partial.max_positions = 64;
+    check_pointer_as_view(rope::Rotary<TestType>(partial));
   }
 }

@@ -36,6 +36,19 @@ std::vector<V> first(const std::vector<V>& v, std::size_t n) {
   return std::vector<V>(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n));
 }
 
+// A view rotated in place by Core::apply_direct: its fields, strides in elements (of `element`
+// bytes), `buffer` the elements from data or View<char>::unknown.
+struct InPlace {
+  void* data;
+  std::size_t element, batches, tokens, heads, token_stride, head_stride, buffer;
+
+  template <class T>
+  static InPlace of(const View<T>& v) noexcept {
+    return {v.data(),  sizeof(T),        v.batches(),     v.tokens(),
+            v.heads(), v.token_stride(), v.head_stride(), v.buffer_size()};
+  }
+};
+
 template <class C>
 class Core {
  public:
@@ -58,6 +71,14 @@ class Core {
              const Call& call) const;
   void apply(Unchecked, Kernel kernel, const Geometry& src, const Geometry& dst,
              const Positions& positions, const Call& call) const;
+  // The in-place calls of one or two views (apply of a pointer or a view, apply_qk of two views)
+  // without the walk, where the call needs nothing of it: a small call (kDirectBytes) on the
+  // calling thread, one sequence of heads inside the views' extents and not overlapping, one
+  // axis, whole-number positions in [0, 2^53 − 1] outside the views. Returns false, having read no
+  // head and written nothing, for any other call: the caller then checks it (and throws where it
+  // is wrong) and walks it.
+  bool apply_direct(Kernel kernel, const InPlace* views, std::size_t count,
+                    const Positions& positions, const Call& call) const;
   // The fused call (detail/fused.hpp): q with `kernel`, k with the roles' k_kernel.
   void apply_qk(Kernel kernel, const Fused& fused, const Positions& positions,
                 const Call& call) const;
@@ -178,6 +199,76 @@ template <class C>
 void Core<C>::apply(Unchecked, Kernel kernel, const Geometry& src, const Geometry& dst,
                     const Positions& positions, const Call& call) const {
   rotate(kernel, src, dst, positions, call.range(src.rows()), call.direction, call.execution);
+}
+
+// The heads a direct call may hold: read and written, at most walk.hpp's kOnePassBytes, so that
+// the kernels take them as the walk would (Reach::cache). Its strides stay below kDirectStride
+// elements: no span of a direct call's view wraps around.
+inline constexpr std::size_t kDirectBytes = kOnePassBytes / 2;
+inline constexpr std::size_t kDirectStride = std::size_t{1} << 30;
+
+// Each condition the checks of the view's call would test, tested here without a Geometry (its
+// copy into a job stalled a one-token call on the stores that had just built it) and without a
+// message: a call that fails any of them takes the checked way and gets its error there.
+template <class C>
+bool Core<C>::apply_direct(Kernel kernel, const InPlace* views, std::size_t count,
+                           const Positions& positions, const Call& call) const {
+  const bool inverse = call.direction == Direction::inverse;
+  const Execution& e = call.execution;
+  if ((!inverse && call.direction != Direction::forward) || call.tokens || e.threads != 1 ||
+      e.streaming_stores || axes_ != 1 || positions.axes() != 1 || positions.is_null() ||
+      positions.is_fractional()) {
+    return false;
+  }
+  const std::size_t tokens = views[0].tokens, element = views[0].element;
+  if (tokens == 0 || count > 2) return false;
+  std::uintptr_t first[2] = {}, end[2] = {};
+  std::size_t bytes = 0;
+  for (std::size_t v = 0; v < count; ++v) {
+    const InPlace& x = views[v];
+    if (x.data == nullptr || x.batches != 1 || x.tokens != tokens || x.heads == 0) return false;
+    const std::size_t head_bytes = head_size_ * element;
+    if (x.heads > kDirectBytes / head_bytes || tokens > kDirectBytes / (x.heads * head_bytes) ||
+        x.head_stride >= kDirectStride || x.token_stride >= kDirectStride) {
+      return false;
+    }
+    // check_view's rules for views whose heads are inner, or of one head.
+    if ((x.heads > 1 && x.head_stride < head_size_) ||
+        (tokens > 1 && x.token_stride < (x.heads > 1 ? x.heads * x.head_stride : head_size_))) {
+      return false;
+    }
+    const std::size_t span =
+        (tokens - 1) * x.token_stride + (x.heads - 1) * x.head_stride + head_size_;
+    first[v] = reinterpret_cast<std::uintptr_t>(x.data);
+    if ((x.buffer != View<char>::unknown && span > x.buffer) ||
+        first[v] > UINTPTR_MAX - span * element) {
+      return false;
+    }
+    end[v] = first[v] + span * element;
+    bytes += tokens * x.heads * head_bytes;
+  }
+  if (bytes > kDirectBytes || (count == 2 && first[0] < end[1] && first[1] < end[0])) return false;
+  const IndexBytes index = index_bytes(positions, TokenRange{0, tokens});
+  for (std::size_t v = 0; v < count; ++v) {
+    if (index.begin != index.end && index.begin < end[v] && first[v] < index.end) return false;
+  }
+  for (std::size_t t = 0; t < tokens; ++t) {
+    const std::int64_t p = positions.at(t, 0, tokens);
+    if (p < 0 || p > kMaxPosition) return false;
+  }
+  const RowsOfTable<C> table = rows();
+  const Slice s = slice();
+  for (std::size_t t = 0; t < tokens; ++t) {
+    const C* row = table.row_at(positions.at(t, 0, tokens));
+    for (std::size_t v = 0; v < count; ++v) {
+      const InPlace& x = views[v];
+      auto* heads = static_cast<unsigned char*>(x.data) + t * x.token_stride * element;
+      const std::size_t stride = x.head_stride * element;
+      rotate_raw(kernel, heads, stride, element, x.heads, heads, stride, element, nullptr, row, s,
+                 inverse);
+    }
+  }
+  return true;
 }
 
 template <class C>

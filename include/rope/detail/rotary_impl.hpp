@@ -48,6 +48,8 @@ void Rotary<T, Dim>::apply_qk(const Queries<T>& q, const Keys<T, K>& k, const Po
 template <class T, int Dim>
 void Rotary<T, Dim>::apply_qk(View<T> q, View<T> k, const Positions& positions,
                               const Call& call) const {
+  const detail::InPlace direct[2] = {detail::InPlace::of(q), detail::InPlace::of(k)};
+  if (core_.apply_direct(kernel(), direct, 2, positions, call)) return;
   const detail::Job jobs[2] = {detail::Job(q), detail::Job(k)};
   core_.apply_qk(kernel(), jobs, positions, call);
 }
