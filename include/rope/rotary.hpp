@@ -172,7 +172,7 @@ class Rotary {
 
   /// Rotates the heads of a view in place.
   void apply(View<T> x, const Positions& positions, const Call& call = {}) const {
-    const detail::InPlace direct = detail::InPlace::of(x);
+    const detail::DirectView direct = detail::DirectView::of(x);
     if (core_.apply_direct(kernel(), &direct, 1, positions, call)) return;
     core_.apply(kernel(), x, x, positions, call);
   }
@@ -185,8 +185,14 @@ class Rotary {
   /// length cannot be checked: x must hold tokens · heads · head_size() values.
   void apply(T* x, std::size_t tokens, std::size_t heads, const Positions& positions,
              const Call& call = {}) const {
-    const detail::InPlace direct{x,     sizeof(T),           1,           tokens,
-                                 heads, heads * head_size(), head_size(), View<T>::unknown};
+    const detail::DirectView direct{reinterpret_cast<std::uintptr_t>(x),
+                                    sizeof(T),
+                                    1,
+                                    tokens,
+                                    heads,
+                                    heads * head_size(),
+                                    head_size(),
+                                    View<T>::unknown};
     if (core_.apply_direct(kernel(), &direct, 1, positions, call)) return;
     const View<T> view = View<T>::contiguous(x, tokens, heads, head_size());
     core_.apply(kernel(), view, view, positions, call);

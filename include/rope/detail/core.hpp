@@ -36,16 +36,22 @@ std::vector<V> first(const std::vector<V>& v, std::size_t n) {
   return std::vector<V>(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n));
 }
 
-// A view rotated in place by Core::apply_direct: its fields, strides in elements (of `element`
-// bytes), `buffer` the elements from data or View<char>::unknown.
-struct InPlace {
-  void* data;
+// A view as Core::apply_direct reads it: its fields, strides in elements (of `element` bytes),
+// `buffer` the elements from data or View<char>::unknown.
+struct DirectView {
+  std::uintptr_t data;
   std::size_t element, batches, tokens, heads, token_stride, head_stride, buffer;
 
   template <class T>
-  static InPlace of(const View<T>& v) noexcept {
-    return {v.data(),  sizeof(T),        v.batches(),     v.tokens(),
-            v.heads(), v.token_stride(), v.head_stride(), v.buffer_size()};
+  static DirectView of(const View<T>& v) noexcept {
+    return {reinterpret_cast<std::uintptr_t>(v.data()),
+            sizeof(T),
+            v.batches(),
+            v.tokens(),
+            v.heads(),
+            v.token_stride(),
+            v.head_stride(),
+            v.buffer_size()};
   }
 };
 
@@ -71,13 +77,15 @@ class Core {
              const Call& call) const;
   void apply(Unchecked, Kernel kernel, const Geometry& src, const Geometry& dst,
              const Positions& positions, const Call& call) const;
-  // The in-place calls of one or two views (apply of a pointer or a view, apply_qk of two views)
-  // without the walk, where the call needs nothing of it: a small call (kDirectBytes) on the
-  // calling thread, one sequence of heads inside the views' extents and not overlapping, one
-  // axis, whole-number positions in [0, 2^53 − 1] outside the views. Returns false, having read no
-  // head and written nothing, for any other call: the caller then checks it (and throws where it
-  // is wrong) and walks it.
-  bool apply_direct(Kernel kernel, const InPlace* views, std::size_t count,
+  // The calls of views without the walk, where the call needs nothing of it: `count` views in
+  // place (apply of a pointer or a view, apply_qk of two views), or src into dst (apply of two
+  // views). A small call (kDirectBytes) on the calling thread, one sequence of heads inside each
+  // view's extent, the extents apart, one axis, whole-number positions in [0, 2^53 − 1] outside
+  // the views. Returns false, having read no head and written nothing, for any other call: the
+  // caller then checks it (and throws where it is wrong) and walks it.
+  bool apply_direct(Kernel kernel, const DirectView* views, std::size_t count,
+                    const Positions& positions, const Call& call) const;
+  bool apply_direct(Kernel kernel, const DirectView& src, const DirectView& dst,
                     const Positions& positions, const Call& call) const;
   // The fused call (detail/fused.hpp): q with `kernel`, k with the roles' k_kernel.
   void apply_qk(Kernel kernel, const Fused& fused, const Positions& positions,
@@ -96,6 +104,10 @@ class Core {
 
  private:
   static std::size_t checked_table_size(const Options& options, std::size_t rotary_dim);
+  // Whether apply_direct may take the views (the first `count`; with out_of_place, views[0] into
+  // views[1]).
+  bool direct(const DirectView* views, std::size_t count, bool out_of_place,
+              const Positions& positions, const Call& call) const;
   RowsOfTable<C> rows() const noexcept { return {&table_, axes_, &axis_of_entry_, &axis_of_pair_}; }
   // The walk of apply and apply_qk over a range that passed the checks (or whose caller vouches
   // for it), shared by the checked and unchecked forms.
@@ -211,22 +223,25 @@ inline constexpr std::size_t kDirectStride = std::size_t{1} << 30;
 // copy into a job stalled a one-token call on the stores that had just built it) and without a
 // message: a call that fails any of them takes the checked way and gets its error there.
 template <class C>
-bool Core<C>::apply_direct(Kernel kernel, const InPlace* views, std::size_t count,
-                           const Positions& positions, const Call& call) const {
-  const bool inverse = call.direction == Direction::inverse;
+ROPE_DETAIL_INLINE bool Core<C>::direct(const DirectView* views, std::size_t count,
+                                        bool out_of_place, const Positions& positions,
+                                        const Call& call) const {
   const Execution& e = call.execution;
-  if ((!inverse && call.direction != Direction::forward) || call.tokens || e.threads != 1 ||
-      e.streaming_stores || axes_ != 1 || positions.axes() != 1 || positions.is_null() ||
-      positions.is_fractional()) {
+  if ((call.direction != Direction::forward && call.direction != Direction::inverse) ||
+      call.tokens || e.threads != 1 || e.streaming_stores || axes_ != 1 || positions.axes() != 1 ||
+      positions.is_null() || positions.is_fractional()) {
     return false;
   }
   const std::size_t tokens = views[0].tokens, element = views[0].element;
-  if (tokens == 0 || count > 2) return false;
+  if (tokens == 0 || count > 2 ||
+      (out_of_place && (count != 2 || views[1].heads != views[0].heads))) {
+    return false;
+  }
   std::uintptr_t first[2] = {}, end[2] = {};
   std::size_t bytes = 0;
   for (std::size_t v = 0; v < count; ++v) {
-    const InPlace& x = views[v];
-    if (x.data == nullptr || x.batches != 1 || x.tokens != tokens || x.heads == 0) return false;
+    const DirectView& x = views[v];
+    if (x.data == 0 || x.batches != 1 || x.tokens != tokens || x.heads == 0) return false;
     const std::size_t head_bytes = head_size_ * element;
     if (x.heads > kDirectBytes / head_bytes || tokens > kDirectBytes / (x.heads * head_bytes) ||
         x.head_stride >= kDirectStride || x.token_stride >= kDirectStride) {
@@ -239,13 +254,13 @@ bool Core<C>::apply_direct(Kernel kernel, const InPlace* views, std::size_t coun
     }
     const std::size_t span =
         (tokens - 1) * x.token_stride + (x.heads - 1) * x.head_stride + head_size_;
-    first[v] = reinterpret_cast<std::uintptr_t>(x.data);
+    first[v] = x.data;
     if ((x.buffer != View<char>::unknown && span > x.buffer) ||
         first[v] > UINTPTR_MAX - span * element) {
       return false;
     }
     end[v] = first[v] + span * element;
-    bytes += tokens * x.heads * head_bytes;
+    if (v == 0 || !out_of_place) bytes += tokens * x.heads * head_bytes;  // as call_bytes
   }
   if (bytes > kDirectBytes || (count == 2 && first[0] < end[1] && first[1] < end[0])) return false;
   const IndexBytes index = index_bytes(positions, TokenRange{0, tokens});
@@ -256,17 +271,47 @@ bool Core<C>::apply_direct(Kernel kernel, const InPlace* views, std::size_t coun
     const std::int64_t p = positions.at(t, 0, tokens);
     if (p < 0 || p > kMaxPosition) return false;
   }
+  return true;
+}
+
+// The heads of token t of a view that apply_direct takes.
+inline unsigned char* direct_heads(const DirectView& x, std::size_t t) {
+  return reinterpret_cast<unsigned char*>(x.data + t * x.token_stride * x.element);
+}
+
+template <class C>
+bool Core<C>::apply_direct(Kernel kernel, const DirectView* views, std::size_t count,
+                           const Positions& positions, const Call& call) const {
+  if (!direct(views, count, false, positions, call)) return false;
   const RowsOfTable<C> table = rows();
   const Slice s = slice();
+  const bool inverse = call.direction == Direction::inverse;
+  const std::size_t tokens = views[0].tokens, element = views[0].element;
   for (std::size_t t = 0; t < tokens; ++t) {
     const C* row = table.row_at(positions.at(t, 0, tokens));
     for (std::size_t v = 0; v < count; ++v) {
-      const InPlace& x = views[v];
-      auto* heads = static_cast<unsigned char*>(x.data) + t * x.token_stride * element;
-      const std::size_t stride = x.head_stride * element;
-      rotate_raw(kernel, heads, stride, element, x.heads, heads, stride, element, nullptr, row, s,
+      unsigned char* x = direct_heads(views[v], t);
+      const std::size_t stride = views[v].head_stride * element;
+      rotate_raw(kernel, x, stride, element, views[v].heads, x, stride, element, nullptr, row, s,
                  inverse);
     }
+  }
+  return true;
+}
+
+template <class C>
+bool Core<C>::apply_direct(Kernel kernel, const DirectView& src, const DirectView& dst,
+                           const Positions& positions, const Call& call) const {
+  const DirectView views[2] = {src, dst};
+  if (!direct(views, 2, true, positions, call)) return false;
+  const RowsOfTable<C> table = rows();
+  const Slice s = slice();
+  const bool inverse = call.direction == Direction::inverse;
+  const std::size_t element = src.element;
+  for (std::size_t t = 0; t < src.tokens; ++t) {
+    rotate_raw(kernel, direct_heads(src, t), src.head_stride * element, element, src.heads,
+               direct_heads(dst, t), dst.head_stride * element, element, nullptr,
+               table.row_at(positions.at(t, 0, src.tokens)), s, inverse);
   }
   return true;
 }

@@ -28,6 +28,10 @@ Rotary<T, Dim>::Rotary(const Options& options)
 template <class T, int Dim>
 void Rotary<T, Dim>::apply(View<const T> src, View<T> dst, const Positions& positions,
                            const Call& call) const {
+  if (core_.apply_direct(kernel(), detail::DirectView::of(src), detail::DirectView::of(dst),
+                         positions, call)) {
+    return;
+  }
   core_.apply(kernel(), src, dst, positions, call);
 }
 
@@ -48,7 +52,7 @@ void Rotary<T, Dim>::apply_qk(const Queries<T>& q, const Keys<T, K>& k, const Po
 template <class T, int Dim>
 void Rotary<T, Dim>::apply_qk(View<T> q, View<T> k, const Positions& positions,
                               const Call& call) const {
-  const detail::InPlace direct[2] = {detail::InPlace::of(q), detail::InPlace::of(k)};
+  const detail::DirectView direct[2] = {detail::DirectView::of(q), detail::DirectView::of(k)};
   if (core_.apply_direct(kernel(), direct, 2, positions, call)) return;
   const detail::Job jobs[2] = {detail::Job(q), detail::Job(k)};
   core_.apply_qk(kernel(), jobs, positions, call);
