@@ -173,6 +173,46 @@ void convert_in_place(benchmark::State& state, Shape shape) {
   count<T>(state, shape);
 }
 
+// The 16-bit kernels' own arithmetic over the same elements, without the table's rows or the
+// loop over heads: widen, rotate by one angle held in registers with the kernels' operations (the
+// product and fused multiply-adds of half_split's pairs of registers, or interleaved's turn of
+// each register of pairs), narrow. Its time over convert_in_place's is what the rotation's
+// arithmetic adds to the conversions; a kernel's time over its own is what the rest adds.
+template <class T>
+void rotate_convert_in_place(benchmark::State& state, Layout layout, Shape shape) {
+  namespace simd = rope::detail::simd;
+  using R = rope::detail::Registers<T>;
+  using P = typename R::Values;
+  using Z = typename R::Pairs;
+  constexpr std::size_t L = std::size_t(R::kValues);      // values in a register of P
+  constexpr std::size_t LZ = 2 * std::size_t(R::kPairs);  // and of Z
+  const std::size_t n = shape.elements();
+  Buffer<T> x = filled<T>(n, 1);
+  const float c = std::cos(0.5F), s = std::sin(0.5F);
+  std::vector<float> cs(L + LZ), sines(L, s);
+  for (std::size_t i = 0; i < L; ++i) cs[i] = c;
+  for (std::size_t i = 0; i < LZ; i += 2) cs[L + i] = c, cs[L + i + 1] = s;  // [c s c s ..]
+  benchmark::DoNotOptimize(cs.data());
+  benchmark::DoNotOptimize(sines.data());
+  const P cos_p = simd::load<P>(cs.data()), sin_p = simd::load<P>(sines.data());
+  const auto e = simd::prepare(simd::load<Z>(cs.data() + L), false);
+  for (auto _ : state) {
+    T* y = x.data();
+    if (layout == Layout::half_split) {
+      for (std::size_t i = 0; i + 2 * L <= n; i += 2 * L) {
+        const P a = simd::load<P>(y + i), b = simd::load<P>(y + i + L);
+        simd::store(y + i, simd::nmadd(b, sin_p, simd::mul(a, cos_p)));
+        simd::store(y + i + L, simd::madd(a, sin_p, simd::mul(b, cos_p)));
+      }
+    } else {
+      for (std::size_t i = 0; i + LZ <= n; i += LZ)
+        simd::store(y + i, simd::turn(simd::load<Z>(y + i), e));
+    }
+    benchmark::ClobberMemory();
+  }
+  count<T>(state, shape);
+}
+
 #if defined(__AVX512FP16__)
 // convert_in_place for Eigen::half with AVX512-FP16's own conversions (vcvtph2psx, vcvtps2phx)
 // instead of F16C's (vcvtph2ps, vcvtps2ph, what the kernels use): the same widen, multiply and
@@ -1074,6 +1114,10 @@ void register_type() {
 #endif
     for (const Layout layout : kLayouts) {
       const std::string l = std::string("/") + rope::to_string(layout);
+      if constexpr (!wide) {
+        add(name("rotate_convert_in_place" + l, type, shape), shape, rotate_convert_in_place<T>,
+            layout, shape);
+      }
       if (beyond_cache) {
         for (const Call call : {Call::in_place, Call::out_of_place, Call::qk, Call::streaming})
           add(name(call_name(call) + l, type, shape), shape, rope_kernel<T>, call, layout, shape);
@@ -1138,7 +1182,12 @@ class SummaryReporter : public benchmark::ConsoleReporter {
         "(Execution with threads = 2; small calls stay on one thread). vs scalar: scalar loop\n"
         "time / in-place time. memcpy and stream copy: time / the copy loop's time. x convert:\n"
         "(16-bit types) in-place time / time of a pass that only widens to float, multiplies and\n"
-        "rounds back. FP16 convert (half, AVX512-FP16 targets): time of that pass with\n"
+        "rounds back. x rotate-convert: in-place time / time of a pass that widens, rotates by "
+        "one\n"
+        "angle in registers with the kernel's own operations and rounds back (no table, no loop\n"
+        "over heads); rotate-convert x convert: that pass over the conversion-only one, what the\n"
+        "rotation's arithmetic adds to the conversions. FP16 convert (half, AVX512-FP16 targets): "
+        "time of that pass with\n"
         "vcvtph2psx/vcvtps2phx / its time with F16C's vcvtph2ps/vcvtps2ph, which the kernels\n"
         "use. convert x float: that pass's time (F16C) / float's in-place rotation of the same\n"
         "elements: at 1 or more, converting alone takes as long as float's whole rotation, so no\n"
@@ -1175,6 +1224,8 @@ class SummaryReporter : public benchmark::ConsoleReporter {
                                               "memcpy",
                                               "stream copy",
                                               "x convert",
+                                              "x rotate-convert",
+                                              "rotate-convert x convert",
                                               "FP16 convert",
                                               "convert x float",
                                               "shift",
@@ -1225,6 +1276,8 @@ class SummaryReporter : public benchmark::ConsoleReporter {
                           cell(time("memcpy") / copy_limit),
                           cell(time("stream_copy") / copy_limit),
                           cell(apply / time("convert_in_place")),
+                          cell(apply / time("rotate_convert_in_place" + l)),
+                          cell(time("rotate_convert_in_place" + l) / time("convert_in_place")),
                           cell(time("convert_in_place_avx512fp16") / time("convert_in_place")),
                           cell(narrow ? time("convert_in_place") / time_of("apply" + l, "float")
                                       : std::nan("")),
