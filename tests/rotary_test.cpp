@@ -405,12 +405,12 @@ TEMPLATE_TEST_CASE_SIG("Rotary: the rotation's algebraic properties hold, fixed 
 
 namespace {
 
-// The calls of a pointer, a view and two views (apply in place and out of place, apply_qk)
-// rotate small calls on the calling thread without the walk (Core::apply_direct): the bits of
-// the walk's calls (the unchecked form, and apply_qk with roles), for positions in the table,
-// past it and consecutive, views with gaps and a fused QKV row, and the calls they hand on to
-// the walk; and for every error the checks find, the same exception, type and message from the
-// pointer as from the view, with nothing written.
+// The calls of a pointer, a view and two views (apply in place and out of place, checked and
+// unchecked, apply_qk) rotate small calls on the calling thread without the walk
+// (Core::apply_direct): the bits of the walk's calls (two threads, and apply_qk with roles), for
+// positions in the table, past it and consecutive, views with gaps and a fused QKV row, and the
+// calls they hand on to the walk; and for every error the checks find, the same exception, type
+// and message from the pointer as from the view, with nothing written.
 template <class T>
 void check_pointer_as_view(const rope::Rotary<T>& rot) {
   using rope_test::same_bits;
@@ -425,20 +425,29 @@ void check_pointer_as_view(const rope::Rotary<T>& rot) {
   two_threads.threads = 2;
   two_threads.min_bytes_per_thread = 1;
   // Heads `gap` · d apart (1: contiguous), in place three ways and out of place.
-  const auto same_rotation = [&](std::size_t t, std::size_t h, std::size_t gap,
-                                 const Positions& p, const Call& call) {
+  const auto same_rotation = [&](std::size_t t, std::size_t h, std::size_t gap, const Positions& p,
+                                 const Call& call) {
     INFO(t << " tokens, " << h << " heads " << gap << " · d apart");
     std::vector<T> source = x0, by_pointer = x0, by_view = x0, out_of_place = x0, by_walk = x0;
+    std::vector<T> unchecked = x0, unchecked_in_place = x0;
     const auto view = [&](std::vector<T>& v) {
       return View<T>(v.data(), t, h, h * gap * d, gap * d);
     };
     if (gap == 1) rot.apply(by_pointer.data(), t, h, p, call);
     rot.apply(view(by_view), p, call);
     rot.apply(View<const T>(view(source)), view(out_of_place), p, call);
-    rot.apply(rope::unchecked, View<const T>(view(source)), view(by_walk), p, call);
+    rot.apply(rope::unchecked, View<const T>(view(source)), view(unchecked), p, call);
+    rot.apply(rope::unchecked, View<const T>(view(unchecked_in_place)), view(unchecked_in_place), p,
+              call);
+    // The walk: a call of two threads is never direct (its tokens split, or one part).
+    rope::Execution walk = two_threads;
+    if (call.execution.threads != 1) walk = call.execution;
+    rot.apply(View<const T>(view(source)), view(by_walk), p, {call.direction, call.tokens, walk});
     REQUIRE_FALSE(same_bits(by_view, x0));
     REQUIRE(same_bits(by_view, by_walk));
     REQUIRE(same_bits(out_of_place, by_walk));
+    REQUIRE(same_bits(unchecked, by_walk));
+    REQUIRE(same_bits(unchecked_in_place, by_walk));
     REQUIRE(same_bits(source, x0));
     if (gap == 1) REQUIRE(same_bits(by_pointer, by_walk));
   };

@@ -21,7 +21,14 @@
 
 namespace {
 
-enum class Call { apply, apply_out_of_place, apply_qk, multi_axis, apply_qk_cache };
+enum class Call {
+  apply,
+  apply_unchecked,
+  apply_out_of_place,
+  apply_qk,
+  multi_axis,
+  apply_qk_cache
+};
 enum class Type { f32, f16, f64 };
 
 struct Row {
@@ -40,6 +47,7 @@ std::vector<Row> make_rows() {
   const auto add = [&](Call call, Type type, rope::Layout layout, std::size_t d, std::size_t heads,
                        std::size_t kv_heads, std::size_t tokens) {
     const char* call_name = call == Call::apply                ? "apply"
+                            : call == Call::apply_unchecked    ? "apply_unchecked"
                             : call == Call::apply_out_of_place ? "apply_out_of_place"
                             : call == Call::apply_qk           ? "apply_qk"
                             : call == Call::apply_qk_cache     ? "apply_qk_cache"
@@ -97,6 +105,12 @@ std::vector<Row> make_rows() {
       add(Call::apply, Type::f64, layout, 128, 40, 0, tokens);
     }
   }
+  // In place through rope::unchecked (the walk, without the checks), beside the checked call.
+  for (const rope::Layout layout : layouts) {
+    for (const std::size_t tokens : std::initializer_list<std::size_t>{1, 16}) {
+      add(Call::apply_unchecked, Type::f32, layout, 128, 40, 0, tokens);
+    }
+  }
   // One head of one token: little more than what a call costs before and after its kernel.
   for (const rope::Layout layout : layouts) add(Call::apply, Type::f32, layout, 128, 1, 0, 1);
   // Multi-axis: Qwen2-VL's sections on image tokens (q and k of 28 + 4 heads).
@@ -140,6 +154,10 @@ struct Rotating final : Made {
       switch (row.call) {
         case Call::apply:
           rot.apply(x, t, row.heads, positions);
+          break;
+        case Call::apply_unchecked:
+          rot.apply(rope::unchecked, rope::View<const T>::contiguous(x, t, row.heads, d),
+                    rope::View<T>::contiguous(x, t, row.heads, d), positions);
           break;
         case Call::apply_out_of_place:
           rot.apply(rope::View<const T>::contiguous(x, t, row.heads, d),

@@ -209,6 +209,10 @@ class Rotary {
   static std::size_t checked_head_size(std::size_t head_size);
   // The kernel of T for the layout: a fixed Dim bounds the rotated pairs, whole head or partial.
   detail::Kernel kernel() const noexcept;
+  // apply of src into dst without the walk where the call allows it (Core::apply_direct): the
+  // same view in place, or views apart.
+  bool apply_direct(const View<const T>& src, const View<T>& dst, const Positions& positions,
+                    const Call& call) const;
   // Everything but the kernels: compiled once per Compute type (detail/core.hpp).
   detail::Core<Compute> core_;
 };

@@ -26,18 +26,30 @@ Rotary<T, Dim>::Rotary(const Options& options)
     : core_(options, checked_head_size(options.head_size)) {}
 
 template <class T, int Dim>
+ROPE_DETAIL_INLINE bool Rotary<T, Dim>::apply_direct(const View<const T>& src, const View<T>& dst,
+                                                     const Positions& positions,
+                                                     const Call& call) const {
+  const detail::DirectView to = detail::DirectView::of(dst);
+  const bool in_place =
+      src.data() == dst.data() && src.batches() == dst.batches() && src.tokens() == dst.tokens() &&
+      src.heads() == dst.heads() && src.batch_stride() == dst.batch_stride() &&
+      src.token_stride() == dst.token_stride() && src.head_stride() == dst.head_stride() &&
+      src.buffer_size() == dst.buffer_size();
+  if (in_place) return core_.apply_direct(kernel(), &to, 1, positions, call);
+  return core_.apply_direct(kernel(), detail::DirectView::of(src), to, positions, call);
+}
+
+template <class T, int Dim>
 void Rotary<T, Dim>::apply(View<const T> src, View<T> dst, const Positions& positions,
                            const Call& call) const {
-  if (core_.apply_direct(kernel(), detail::DirectView::of(src), detail::DirectView::of(dst),
-                         positions, call)) {
-    return;
-  }
+  if (apply_direct(src, dst, positions, call)) return;
   core_.apply(kernel(), src, dst, positions, call);
 }
 
 template <class T, int Dim>
 void Rotary<T, Dim>::apply(Unchecked, View<const T> src, View<T> dst, const Positions& positions,
                            const Call& call) const {
+  if (apply_direct(src, dst, positions, call)) return;
   core_.apply(unchecked, kernel(), src, dst, positions, call);
 }
 
