@@ -416,7 +416,8 @@ void check_pointer_as_view(const rope::Rotary<T>& rot) {
   using rope_test::same_bits;
   const std::size_t d = rot.head_size(), heads = 3, tokens = 4;
   std::mt19937_64 rng(11 + d + sizeof(T));
-  const std::vector<T> x0 = rope_test::random_vector<T>(2 * tokens * heads * d, rng);
+  // Room for the widest views below: heads 2·d apart, and a fused row of 7 heads a token.
+  const std::vector<T> x0 = rope_test::random_vector<T>(7 * tokens * d, rng);
   const auto past = static_cast<std::int64_t>(rot.max_positions());  // the first row past it
   // (positions + 1 for a call of one token up to three)
   const std::int64_t positions[tokens + 1] = {0, past - 1, past, 1'000'003, 5};
