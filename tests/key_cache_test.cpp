@@ -11,6 +11,9 @@
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <string>
+#include <type_traits>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -256,6 +259,178 @@ TEST_CASE("apply_qk into a key cache: a fixed head size and the unchecked twin g
     REQUIRE(same_bits(q_a, q_c));
     REQUIRE(same_bits(a, b));
     REQUIRE(same_bits(a, c));
+  }
+}
+
+namespace {
+
+// A decode step (one token) of plain roles goes without the walk (Core::apply_qk_direct): its
+// queries and cache rows are the bits of the same call walked (two threads), for each kind of
+// slot, both directions, positions in the table and past it, a cache of the keys' type and of
+// another, the keys in place, a skipped token, and the unchecked form; and every error the
+// checks find in such a call is the same exception, type and message, with nothing written.
+template <class T, class K>
+void check_decode_step(const rope::Rotary<T>& rot) {
+  const std::size_t d = rot.head_size(), q_heads = 3, k_heads = 2, rows = 5;
+  std::mt19937_64 rng(3 + d + sizeof(T) + 3 * sizeof(K));
+  const std::vector<T> q0 = rope_test::random_vector<T>(q_heads * d, rng);
+  const std::vector<T> k0 = rope_test::random_vector<T>(k_heads * d, rng);
+  const std::vector<K> cache0(rows * k_heads * d, untouched<K>());
+  const auto past = static_cast<std::int64_t>(rot.max_positions());
+  rope::Execution two_threads;
+  two_threads.threads = 2;
+  two_threads.min_bytes_per_thread = 1;
+  const std::int64_t slot64[] = {3, -1};
+  const std::int32_t slot32[] = {rows - 1};
+  // The call as given (direct where it may be) and walked; both unchecked too.
+  // heads_outer: the cache laid out [heads][rows][d], as the [batch, heads, seq, d] caches of
+  // HuggingFace; else [rows][heads][d], its buffer's length given.
+  const auto same_step = [&](const Slots& slots, std::int64_t position, rope::Direction direction,
+                             bool heads_outer = false) {
+    INFO("position " << position << ", slots of kind " << int(slots.kind()) << ", heads outer "
+                     << heads_outer);
+    std::vector<T> q_direct = q0, q_walk = q0, q_unchecked = q0;
+    std::vector<K> c_direct = cache0, c_walk = cache0, c_unchecked = cache0;
+    const auto run = [&](std::vector<T>& q, std::vector<K>& cache, const rope::Execution& e,
+                         bool checked) {
+      const auto qv = View<T>::contiguous(q.data(), 1, q_heads, d);
+      const View<K> rows_of = heads_outer ? View<K>(cache.data(), rows, k_heads, d, rows * d)
+                                          : View<K>::contiguous(cache, rows, k_heads, d);
+      const rope::KeyCache<K> to{rows_of, slots};
+      const auto kv = View<const T>::contiguous(k0.data(), 1, k_heads, d);
+      if (checked) {
+        rot.apply_qk(rope::Queries<T>(qv, qv), rope::Keys<T, K>(kv, to), &position,
+                     {direction, {}, e});
+      } else {
+        rot.apply_qk(rope::unchecked, rope::Queries<T>(qv, qv), rope::Keys<T, K>(kv, to), &position,
+                     {direction, {}, e});
+      }
+    };
+    run(q_direct, c_direct, {}, true);
+    run(q_walk, c_walk, two_threads, true);
+    run(q_unchecked, c_unchecked, {}, false);
+    REQUIRE_FALSE(same_bits(q_direct, q0));
+    REQUIRE(same_bits(q_direct, q_walk));
+    REQUIRE(same_bits(c_direct, c_walk));
+    REQUIRE(same_bits(q_unchecked, q_walk));
+    REQUIRE(same_bits(c_unchecked, c_walk));
+    return c_direct != cache0;
+  };
+  REQUIRE(same_step(Slots(slot64, 1), 7, rope::Direction::forward));
+  REQUIRE(same_step(Slots(slot32, 1), past + 3, rope::Direction::inverse));
+  REQUIRE(same_step(Slots::ring(rows * 3 + 2), past - 1, rope::Direction::forward));
+  REQUIRE_FALSE(same_step(Slots(slot64 + 1, 1), 2, rope::Direction::forward));  // skipped
+  REQUIRE(same_step(Slots(slot32, 1), 9, rope::Direction::forward, true));
+  if constexpr (std::is_same_v<T, K>) {  // the keys in place, no cache: the call of two views
+    std::vector<T> q1 = q0, k1 = k0, q2 = q0, k2 = k0;
+    const std::int64_t position = past + 1;
+    rot.apply_qk(rope::Queries<T>(View<T>::contiguous(q1.data(), 1, q_heads, d)),
+                 rope::Keys<T>(View<T>::contiguous(k1.data(), 1, k_heads, d)), &position);
+    rot.apply_qk(View<T>::contiguous(q2.data(), 1, q_heads, d),
+                 View<T>::contiguous(k2.data(), 1, k_heads, d), &position, {{}, {}, two_threads});
+    REQUIRE_FALSE(same_bits(k1, k0));
+    REQUIRE(same_bits(q1, q2));
+    REQUIRE(same_bits(k1, k2));
+  }
+
+  // Errors: one buffer of T holds q, k and room for a cache of K laid over them; positions and
+  // slots of valid values laid inside the views.
+  std::vector<T> buffer = rope_test::random_vector<T>(4 * (q_heads + k_heads) * d, rng);
+  std::vector<K> cache = cache0;
+  T* const q = buffer.data();
+  T* const k = buffer.data() + q_heads * d;
+  const std::int64_t valid[] = {1, 0};
+  std::memcpy(cache.data() + d, valid, sizeof(valid));
+  std::memcpy(q + d, valid, sizeof(valid));
+  const std::vector<T> buffer0 = buffer;
+  const std::vector<K> cache_with_index = cache;
+  const auto* in_cache = reinterpret_cast<const std::int64_t*>(cache.data() + d);
+  const auto* in_q = reinterpret_cast<const std::int64_t*>(q + d);
+  const std::int64_t position = 4, zero = 0, far = rope::kMaxPosition + 1, slot_far = rows;
+  const std::int64_t slot_one = 1;
+  rope::Execution streaming;
+  streaming.streaming_stores = true;
+  const auto qv = View<T>::contiguous(q, 1, q_heads, d);
+  const auto kv = View<const T>::contiguous(k, 1, k_heads, d);
+  const auto cv = View<K>::contiguous(cache.data(), rows, k_heads, d);
+  const auto same_error = [&](const View<T>& qs, const View<const T>& ks, const View<K>& cs,
+                              const Slots& slots, const rope::Positions& p,
+                              const rope::Call& call) {
+    std::string direct, walked;
+    try {
+      rot.apply_qk(rope::Queries<T>(qs, qs), rope::Keys<T, K>(ks, rope::KeyCache<K>{cs, slots}), p,
+                   call);
+    } catch (const std::exception& e) {
+      direct = std::string(typeid(e).name()) + ": " + e.what();
+    }
+    REQUIRE(same_bits(buffer, buffer0));
+    REQUIRE(same_bits(cache, cache_with_index));
+    rope::Call walk = call;
+    walk.execution.threads = 2;
+    walk.execution.min_bytes_per_thread = 1;
+    try {
+      rot.apply_qk(rope::Queries<T>(qs, qs), rope::Keys<T, K>(ks, rope::KeyCache<K>{cs, slots}), p,
+                   walk);
+    } catch (const std::exception& e) {
+      walked = std::string(typeid(e).name()) + ": " + e.what();
+    }
+    INFO(direct);
+    REQUIRE_FALSE(direct.empty());
+    REQUIRE(direct == walked);
+    REQUIRE(same_bits(buffer, buffer0));
+    REQUIRE(same_bits(cache, cache_with_index));
+  };
+  const Slots one(&slot_one, 1);
+  same_error(qv, kv, cv, Slots(&slot_far, 1), &position, {});  // E70
+  same_error(qv, kv, cv, Slots(valid, 2), &position, {});      // E69
+  same_error(qv, kv, cv, Slots(static_cast<const std::int64_t*>(nullptr), 1), &position, {});
+  same_error(qv, kv, View<K>::contiguous(cache.data(), rows, 1, d), one, &position, {});  // E67
+  same_error(qv, kv, View<K>::contiguous(cache.data(), 0, k_heads, d), Slots::ring(0), &position,
+             {});  // a ring of no rows
+  same_error(qv, kv, View<K>(nullptr, rows, k_heads, k_heads * d, d), one, &position, {});
+  same_error(qv, kv, View<K>(cache.data(), rows, k_heads, d / 2, rows * d), one, &position,
+             {});  // E23: rows of heads outer that overlap
+  same_error(qv, kv, View<K>(cache.data(), rows, k_heads, d, (rows - 1) * d), one, &position,
+             {});  // E24: heads that overlap
+  same_error(qv, kv,
+             View<K>::contiguous(cache.data(), rows, k_heads, d).within(rows * k_heads * d - 1),
+             one, &position, {});                                             // E81
+  same_error(qv, kv, cv, one, in_cache, {});                                  // E78
+  same_error(qv, kv, cv, Slots(in_cache, 1), &position, {});                  // E78
+  same_error(qv, kv, cv, Slots(in_q, 1), &position, {});                      // E78
+  same_error(qv, kv, cv, one, &far, {});                                      // E31
+  same_error(qv, kv, cv, one, &position, {static_cast<rope::Direction>(7)});  // a direction
+  same_error(qv, kv, cv, one, &position, {rope::Direction::forward, {}, streaming});
+  same_error(qv, kv, cv, one, &position, {rope::Direction::forward, rope::TokenRange{0, 2}, {}});
+  same_error(qv, View<const T>::contiguous(q + d, 1, k_heads, d), cv, one, &zero, {});  // E72
+  if constexpr (std::is_same_v<T, K>) {  // a cache over q, over k (E72)
+    same_error(qv, kv, View<T>::contiguous(q + d, 1, k_heads, d), Slots(&zero, 1), &position, {});
+    same_error(qv, kv, View<T>::contiguous(k, 2, k_heads, d), Slots(&zero, 1), &position, {});
+  }
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE(
+    "apply_qk into a key cache: a decode step without the walk, bit for bit and "
+    "error for error",
+    "[key_cache][errors]", (std::pair<float, float>), (std::pair<float, Eigen::half>),
+    (std::pair<Eigen::half, float>), (std::pair<Eigen::bfloat16, Eigen::half>),
+    (std::pair<double, double>)) {
+  using T = typename TestType::first_type;
+  using K = typename TestType::second_type;
+  for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
+    INFO(rope::to_string(layout));
+    rope::Options whole;
+    whole.layout = layout;
+    whole.head_size = 128;
+    check_decode_step<T, K>(rope::Rotary<T>(whole));
+    rope::Options partial;  // pairs that rotate, and coordinates past them that do not
+    partial.layout = layout;
+    partial.head_size = 16;
+    partial.rotary_dim = 12;
+    partial.max_positions = 64;
+    check_decode_step<T, K>(rope::Rotary<T>(partial));
   }
 }
 

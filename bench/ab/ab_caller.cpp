@@ -26,6 +26,7 @@ enum class Call {
   apply_unchecked,
   apply_out_of_place,
   apply_qk,
+  apply_qk_roles,
   multi_axis,
   apply_qk_cache
 };
@@ -50,6 +51,7 @@ std::vector<Row> make_rows() {
                             : call == Call::apply_unchecked    ? "apply_unchecked"
                             : call == Call::apply_out_of_place ? "apply_out_of_place"
                             : call == Call::apply_qk           ? "apply_qk"
+                            : call == Call::apply_qk_roles     ? "apply_qk_roles"
                             : call == Call::apply_qk_cache     ? "apply_qk_cache"
                                                                : "multi_axis";
     std::string shape = "d" + std::to_string(d) + "x" + std::to_string(heads);
@@ -88,6 +90,10 @@ std::vector<Row> make_rows() {
     // An engine's decode and prefill: the keys into a half KV cache at their slots (the roles).
     for (const std::size_t tokens : std::initializer_list<std::size_t>{1, 512}) {
       add(Call::apply_qk_cache, Type::f32, layout, 128, 32, 8, tokens);
+    }
+    // The roles in place, without a cache: apply_qk's call of two views, spelled as roles.
+    for (const std::size_t tokens : std::initializer_list<std::size_t>{1, 16}) {
+      add(Call::apply_qk_roles, Type::f32, layout, 128, 32, 8, tokens);
     }
   }
   // Heads whose pairs do not fill whole registers (vision encoders: 16 heads of 72, Gemma 4's
@@ -166,6 +172,11 @@ struct Rotating final : Made {
         case Call::apply_qk:
           rot.apply_qk(rope::View<T>(x, t, row.heads, stride, d),
                        rope::View<T>(x + row.heads * d, t, row.kv_heads, stride, d), positions);
+          break;
+        case Call::apply_qk_roles:
+          rot.apply_qk(rope::Queries<T>(rope::View<T>(x, t, row.heads, stride, d)),
+                       rope::Keys<T>(rope::View<T>(x + row.heads * d, t, row.kv_heads, stride, d)),
+                       positions);
           break;
         case Call::apply_qk_cache:
           if constexpr (!std::is_same_v<T, double>) {

@@ -213,6 +213,12 @@ class Rotary {
   // same view in place, or views apart.
   bool apply_direct(const View<const T>& src, const View<T>& dst, const Positions& positions,
                     const Call& call) const;
+  // apply_qk of plain roles without the walk where the call allows it: keys in place as the call
+  // of two views (Core::apply_direct), or one token's keys into a key cache
+  // (Core::apply_qk_direct).
+  template <class K>
+  bool apply_qk_direct(const Queries<T>& q, const Keys<T, K>& k, const Positions& positions,
+                       const Call& call) const;
   // Everything but the kernels: compiled once per Compute type (detail/core.hpp).
   detail::Core<Compute> core_;
 };

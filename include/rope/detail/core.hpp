@@ -55,6 +55,16 @@ struct DirectView {
   }
 };
 
+// The keys of a decode step into a key cache, as Core::apply_qk_direct takes them: their kernel
+// (into the cache's type), the conversion of the coordinates outside the slice (null: a cache of
+// the keys' type), the cache's view (its rows are its tokens) and the slots.
+struct DirectKeys {
+  Kernel kernel;
+  CopyOutside copy_outside;
+  DirectView cache;
+  const Slots* slots;
+};
+
 template <class C>
 class Core {
  public:
@@ -87,6 +97,13 @@ class Core {
                     const Positions& positions, const Call& call) const;
   bool apply_direct(Kernel kernel, const DirectView& src, const DirectView& dst,
                     const Positions& positions, const Call& call) const;
+  // A decode step of plain roles without the walk: one token's queries qk[0] in place and keys
+  // qk[1] into row slots(0) of a key cache, as apply_direct takes views, and a cache whose rows
+  // follow check_view's rules, apart from q and k, with the index arrays outside it and q, the
+  // slot inside its rows (int32, int64 or ring slots). Returns false, having read no head and
+  // written nothing, for any other call.
+  bool apply_qk_direct(Kernel kernel, const DirectView (&qk)[2], const DirectKeys& keys,
+                       const Positions& positions, const Call& call) const;
   // The fused call (detail/fused.hpp): q with `kernel`, k with the roles' k_kernel.
   void apply_qk(Kernel kernel, const Fused& fused, const Positions& positions,
                 const Call& call) const;
@@ -313,6 +330,86 @@ bool Core<C>::apply_direct(Kernel kernel, const DirectView& src, const DirectVie
                direct_heads(dst, t), dst.head_stride * element, element, nullptr,
                table.row_at(positions.at(t, 0, src.tokens)), s, inverse);
   }
+  return true;
+}
+
+// The bytes of the first token's heads of a view that Core::direct took.
+inline std::uintptr_t direct_end(const DirectView& x, std::size_t head_size) {
+  return x.data + ((x.heads - 1) * x.head_stride + head_size) * x.element;
+}
+
+// A key cache as check_view takes it (its rows are its tokens, heads inner or outer), of at most
+// kMaxViewBytes from its first element and below 2^30 rows: [c.data, end) is its extent. A
+// decode step reads none of it but the row it writes; the checks take all of it.
+inline bool direct_cache(const DirectView& c, std::size_t heads, std::size_t head_size,
+                         std::uintptr_t& end) {
+  if (c.data == 0 || c.batches != 1 || c.tokens == 0 || c.heads != heads || heads == 0 ||
+      c.element > 8 || c.tokens >= kDirectStride || c.head_stride >= kDirectStride ||
+      c.token_stride >= kDirectStride) {
+    return false;
+  }
+  const bool inner_heads = c.tokens <= 1 || (heads > 1 && c.head_stride <= c.token_stride);
+  const std::size_t inner = inner_heads ? c.head_stride : c.token_stride;
+  const std::size_t outer = inner_heads ? c.token_stride : c.head_stride;
+  const std::size_t inner_count = inner_heads ? heads : c.tokens;
+  if ((inner_count > 1 && inner < head_size) ||
+      (c.tokens > 1 && heads > 1 && outer < inner_count * inner)) {
+    return false;
+  }
+  // heads is a direct view's (at most kDirectBytes of them): no term wraps around.
+  const std::size_t span =
+      (c.tokens - 1) * c.token_stride + (heads - 1) * c.head_stride + head_size;
+  if (span > kMaxViewBytes / c.element || (c.buffer != View<char>::unknown && span > c.buffer) ||
+      c.data > UINTPTR_MAX - span * c.element) {
+    return false;
+  }
+  end = c.data + span * c.element;
+  return true;
+}
+
+template <class C>
+bool Core<C>::apply_qk_direct(Kernel kernel, const DirectView (&qk)[2], const DirectKeys& keys,
+                              const Positions& positions, const Call& call) const {
+  const DirectView &q = qk[0], &k = qk[1], &cache = keys.cache;
+  const Slots& slots = *keys.slots;
+  if (q.tokens != 1 || !direct(qk, 2, false, positions, call)) return false;
+  std::uintptr_t cache_end = 0;
+  if (!direct_cache(cache, k.heads, head_size_, cache_end)) return false;
+  const Slots::Kind kind = slots.kind();
+  if (kind == Slots::Kind::int32 || kind == Slots::Kind::int64) {
+    if (slots.size() != 1 || slots.data() == nullptr) return false;
+  } else if (kind != Slots::Kind::ring) {
+    return false;
+  }
+  const std::int64_t slot = slots.row(0, cache.tokens, 1);
+  if (slot < 0 || static_cast<std::uint64_t>(slot) >= cache.tokens) return false;
+  const std::uintptr_t q_end = direct_end(q, head_size_), k_end = direct_end(k, head_size_);
+  const auto apart = [](std::uintptr_t a, std::uintptr_t a_end, std::uintptr_t b,
+                        std::uintptr_t b_end) { return a == a_end || !(a < b_end && b < a_end); };
+  const IndexBytes index = index_bytes(positions, TokenRange{0, 1});
+  const SlotArrays slot_bytes = slot_arrays(slots, TokenRange{0, 1}, 1);
+  if (!apart(cache.data, cache_end, q.data, q_end) ||
+      !apart(cache.data, cache_end, k.data, k_end) ||
+      !apart(index.begin, index.end, cache.data, cache_end)) {
+    return false;
+  }
+  for (std::size_t i = 0; i < slot_bytes.count; ++i) {
+    const IndexBytes b = slot_bytes.bytes[i];
+    if (!apart(b.begin, b.end, q.data, q_end) || !apart(b.begin, b.end, cache.data, cache_end)) {
+      return false;
+    }
+  }
+  const C* row = rows().row_at(positions.at(0, 0, 1));
+  const Slice s = slice();
+  const bool inverse = call.direction == Direction::inverse;
+  unsigned char* x = direct_heads(q, 0);
+  const std::size_t q_stride = q.head_stride * q.element;
+  rotate_raw(kernel, x, q_stride, q.element, q.heads, x, q_stride, q.element, nullptr, row, s,
+             inverse);
+  auto* to = reinterpret_cast<unsigned char*>(cache.data + static_cast<std::size_t>(slot) *
+                                                               cache.token_stride * cache.element);
+  rotate_raw(keys.kernel, direct_heads(k, 0), k.head_stride * k.element, k.element, k.heads, to,
+             cache.head_stride * cache.element, cache.element, keys.copy_outside, row, s, inverse);
   return true;
 }
 

@@ -55,8 +55,50 @@ void Rotary<T, Dim>::apply(Unchecked, View<const T> src, View<T> dst, const Posi
 
 template <class T, int Dim>
 template <class K>
+ROPE_DETAIL_INLINE bool Rotary<T, Dim>::apply_qk_direct(const Queries<T>& q, const Keys<T, K>& k,
+                                                        const Positions& positions,
+                                                        const Call& call) const {
+  if constexpr (is_quantized_v<K>) {
+    return false;
+  } else {
+    // Plain roles: no norm, scale, values, cache scales or strided coordinates.
+    if (q.norm.kind != NormKind::none || q.scale || k.norm.kind != NormKind::none || k.values ||
+        detail::scaled(detail::Quantization::none, k.scales) || !k.coordinates.contiguous()) {
+      return false;
+    }
+    const detail::DirectView q_in = detail::DirectView::of(q.in),
+                             q_out = detail::DirectView::of(q.out);
+    if (q_in.data != q_out.data || q_in.batches != q_out.batches || q_in.tokens != q_out.tokens ||
+        q_in.heads != q_out.heads || q_in.token_stride != q_out.token_stride ||
+        q_in.head_stride != q_out.head_stride || q_in.buffer != q_out.buffer) {
+      return false;
+    }
+    const detail::DirectView qk[2] = {q_out, detail::DirectView::of(k.in)};
+    if (k.slots.kind() == Slots::Kind::same_rows) {
+      // Keys in place: the call of two views.
+      const detail::DirectView k_out = detail::DirectView::of(k.out);
+      if (k_out.data != qk[1].data || k_out.batches != qk[1].batches ||
+          k_out.tokens != qk[1].tokens || k_out.heads != qk[1].heads ||
+          k_out.token_stride != qk[1].token_stride || k_out.head_stride != qk[1].head_stride ||
+          k_out.buffer != qk[1].buffer || k_out.element != qk[1].element) {
+        return false;
+      }
+      return core_.apply_direct(kernel(), qk, 2, positions, call);
+    }
+    constexpr int kHalf = Dim == Eigen::Dynamic ? Eigen::Dynamic : Dim / 2;
+    detail::CopyOutside copy = nullptr;
+    if constexpr (!std::is_same_v<T, K>) copy = &detail::convert_outside_slice<T, K>;
+    const detail::DirectKeys keys{detail::kernel_for<kHalf, T, K>(layout()), copy,
+                                  detail::DirectView::of(k.out), &k.slots};
+    return core_.apply_qk_direct(kernel(), qk, keys, positions, call);
+  }
+}
+
+template <class T, int Dim>
+template <class K>
 void Rotary<T, Dim>::apply_qk(const Queries<T>& q, const Keys<T, K>& k, const Positions& positions,
                               const Call& call) const {
+  if (apply_qk_direct(q, k, positions, call)) return;
   constexpr int kHalf = Dim == Eigen::Dynamic ? Eigen::Dynamic : Dim / 2;
   core_.apply_qk(kernel(), detail::fused_of<kHalf>(q, k, layout(), head_size()), positions, call);
 }
@@ -74,6 +116,7 @@ template <class T, int Dim>
 template <class K>
 void Rotary<T, Dim>::apply_qk(Unchecked, const Queries<T>& q, const Keys<T, K>& k,
                               const Positions& positions, const Call& call) const {
+  if (apply_qk_direct(q, k, positions, call)) return;
   constexpr int kHalf = Dim == Eigen::Dynamic ? Eigen::Dynamic : Dim / 2;
   core_.apply_qk(unchecked, kernel(), detail::fused_of<kHalf>(q, k, layout(), head_size()),
                  positions, call);
