@@ -416,8 +416,9 @@ void check_pointer_as_view(const rope::Rotary<T>& rot) {
   using rope_test::same_bits;
   const std::size_t d = rot.head_size(), heads = 3, tokens = 4;
   std::mt19937_64 rng(11 + d + sizeof(T));
-  // Room for the widest views below: heads 2·d apart, and a fused row of 7 heads a token.
-  const std::vector<T> x0 = rope_test::random_vector<T>(7 * tokens * d, rng);
+  // Room for the widest views below: heads 2·d apart, and a fused row of 7 heads a token with a
+  // head past its last token.
+  const std::vector<T> x0 = rope_test::random_vector<T>((7 * tokens + 1) * d, rng);
   const auto past = static_cast<std::int64_t>(rot.max_positions());  // the first row past it
   // (positions + 1 for a call of one token up to three)
   const std::int64_t positions[tokens + 1] = {0, past - 1, past, 1'000'003, 5};
@@ -461,16 +462,61 @@ void check_pointer_as_view(const rope::Rotary<T>& rot) {
   same_rotation(tokens, 2, 1, Positions::consecutive(past - 2), {});
   same_rotation(tokens, heads, 1, positions, {Direction::forward, TokenRange{1, 3}});
   same_rotation(tokens, heads, 1, positions, two_threads);
-  // q and k of a fused row [q q q k k v v] per token: one token's two extents are apart (the
-  // direct call), more tokens' interleave (the walk).
+  // q and k of a fused row [q q q k k v v] per token: one token's two extents are apart, more
+  // tokens' interleave with each token's heads apart (rows_apart); out of place, the row's first
+  // three heads into the next three. Against the walk (two threads).
   for (const std::size_t t : {std::size_t{1}, tokens}) {
-    std::vector<T> two_views(x0.begin(), x0.begin() + long(t * 7 * d)), roles = two_views;
+    INFO(t << " tokens of a fused row");
+    const std::vector<T> row0(x0.begin(), x0.begin() + long(t * 7 * d));
+    std::vector<T> two_views = row0, roles = row0, walked = row0, moved = row0, moved_walk = row0;
     const auto q = [&](std::vector<T>& v) { return View<T>(v.data(), t, 3, 7 * d, d); };
     const auto k = [&](std::vector<T>& v) { return View<T>(v.data() + 3 * d, t, 2, 7 * d, d); };
+    const auto next = [&](std::vector<T>& v) { return View<T>(v.data() + 3 * d, t, 3, 7 * d, d); };
     rot.apply_qk(q(two_views), k(two_views), positions + 1);
     rot.apply_qk(rope::Queries<T>(q(roles)), rope::Keys<T>(k(roles)), positions + 1);
-    REQUIRE_FALSE(same_bits(two_views, std::vector<T>(x0.begin(), x0.begin() + long(t * 7 * d))));
-    REQUIRE(same_bits(two_views, roles));
+    rot.apply_qk(q(walked), k(walked), positions + 1, {Direction::forward, {}, two_threads});
+    rot.apply(View<const T>(q(moved)), next(moved), positions + 1);
+    rot.apply(View<const T>(q(moved_walk)), next(moved_walk), positions + 1,
+              {Direction::forward, {}, two_threads});
+    REQUIRE_FALSE(same_bits(two_views, row0));
+    REQUIRE(same_bits(two_views, walked));
+    REQUIRE(same_bits(roles, walked));
+    REQUIRE_FALSE(same_bits(moved, row0));
+    REQUIRE(same_bits(moved, moved_walk));
+  }
+  // Rows whose heads meet: k from the second of q's three heads, or from the row's last head into
+  // the next token's first (E28); out of place, the destination's from the third (E26). The same
+  // error with one thread as with two, nothing written.
+  for (const auto& [t, k_first] :
+       {std::pair<std::size_t, std::size_t>{1, 1}, {tokens, 1}, {tokens, 6}}) {
+    INFO(t << " tokens, k from head " << k_first);
+    std::vector<T> row(x0.begin(), x0.begin() + long((t * 7 + 1) * d));
+    const std::vector<T> row0 = row;
+    const View<T> q(row.data(), t, 3, 7 * d, d), k(row.data() + k_first * d, t, 2, 7 * d, d);
+    const View<T> dst(row.data() + 2 * d, t, 3, 7 * d, d);
+    const auto message = [&](const auto& call) {
+      std::string text;
+      try {
+        call();
+      } catch (const std::exception& e) {
+        text = std::string(typeid(e).name()) + ": " + e.what();
+      }
+      REQUIRE(same_bits(row, row0));
+      return text;
+    };
+    const std::string one = message([&] { rot.apply_qk(q, k, positions + 1); });
+    INFO(one);
+    REQUIRE_FALSE(one.empty());
+    REQUIRE(one == message([&] {
+              rot.apply_qk(q, k, positions + 1, {Direction::forward, {}, two_threads});
+            }));
+    const std::string moved = message([&] { rot.apply(View<const T>(q), dst, positions + 1); });
+    INFO(moved);
+    REQUIRE_FALSE(moved.empty());
+    REQUIRE(
+        moved == message([&] {
+          rot.apply(View<const T>(q), dst, positions + 1, {Direction::forward, {}, two_threads});
+        }));
   }
 
   std::vector<T> x = x0;

@@ -87,6 +87,9 @@ std::vector<Row> make_rows() {
       add(Call::apply_out_of_place, Type::f32, layout, 128, 40, 0, tokens);
       add(Call::apply_qk, Type::f32, layout, 128, 32, 8, tokens);
     }
+    // A chunk of a few tokens (speculative decoding, a short prompt): q and k interleave row by
+    // row in the fused buffer.
+    add(Call::apply_qk, Type::f32, layout, 128, 32, 8, 16);
     // An engine's decode and prefill: the keys into a half KV cache at their slots (the roles).
     for (const std::size_t tokens : std::initializer_list<std::size_t>{1, 512}) {
       add(Call::apply_qk_cache, Type::f32, layout, 128, 32, 8, tokens);

@@ -90,9 +90,10 @@ class Core {
   // The calls of views without the walk, where the call needs nothing of it: `count` views in
   // place (apply of a pointer or a view, apply_qk of two views), or src into dst (apply of two
   // views). A small call (kDirectBytes) on the calling thread, one sequence of heads inside each
-  // view's extent, the extents apart, one axis, whole-number positions in [0, 2^53 − 1] outside
-  // the views. Returns false, having read no head and written nothing, for any other call: the
-  // caller then checks it (and throws where it is wrong) and walks it.
+  // view's extent, the extents apart (or each token's heads apart, rows_apart), one axis,
+  // whole-number positions in [0, 2^53 − 1] outside the views. Returns false, having read no head
+  // and written nothing, for any other call: the caller then checks it (and throws where it is
+  // wrong) and walks it.
   bool apply_direct(Kernel kernel, const DirectView* views, std::size_t count,
                     const Positions& positions, const Call& call) const;
   bool apply_direct(Kernel kernel, const DirectView& src, const DirectView& dst,
@@ -236,6 +237,21 @@ void Core<C>::apply(Unchecked, Kernel kernel, const Geometry& src, const Geometr
 inline constexpr std::size_t kDirectBytes = kOnePassBytes / 2;
 inline constexpr std::size_t kDirectStride = std::size_t{1} << 30;
 
+// Two views of Core::direct whose extents meet but whose heads do not, as q and k in the rows of
+// a fused QKV buffer: several tokens of the same token stride, each token's heads of the one
+// (from `hi`) between the other's (from `lo`) and the other's next token, [lo + its heads,
+// lo + token_stride). Any head of one view is then apart from every head of the other.
+inline bool rows_apart(const DirectView& a, std::uintptr_t a_first, const DirectView& b,
+                       std::uintptr_t b_first, std::size_t head_size) {
+  if (a.tokens < 2 || a.token_stride != b.token_stride || a_first == b_first) return false;
+  const bool a_low = a_first < b_first;
+  const DirectView &lo = a_low ? a : b, &hi = a_low ? b : a;
+  const std::uintptr_t gap = a_low ? b_first - a_first : a_first - b_first;
+  const std::size_t lo_heads = ((lo.heads - 1) * lo.head_stride + head_size) * lo.element;
+  const std::size_t hi_heads = ((hi.heads - 1) * hi.head_stride + head_size) * hi.element;
+  return gap >= lo_heads && gap + hi_heads <= a.token_stride * a.element;
+}
+
 // Each condition the checks of the view's call would test, tested here without a Geometry (its
 // copy into a job stalled a one-token call on the stores that had just built it) and without a
 // message: a call that fails any of them takes the checked way and gets its error there.
@@ -279,7 +295,10 @@ ROPE_DETAIL_INLINE bool Core<C>::direct(const DirectView* views, std::size_t cou
     end[v] = first[v] + span * element;
     if (v == 0 || !out_of_place) bytes += tokens * x.heads * head_bytes;  // as call_bytes
   }
-  if (bytes > kDirectBytes || (count == 2 && first[0] < end[1] && first[1] < end[0])) return false;
+  if (bytes > kDirectBytes || (count == 2 && first[0] < end[1] && first[1] < end[0] &&
+                               !rows_apart(views[0], first[0], views[1], first[1], head_size_))) {
+    return false;
+  }
   const IndexBytes index = index_bytes(positions, TokenRange{0, tokens});
   for (std::size_t v = 0; v < count; ++v) {
     if (index.begin != index.end && index.begin < end[v] && first[v] < index.end) return false;
