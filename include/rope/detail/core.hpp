@@ -42,6 +42,13 @@ struct DirectView {
   std::uintptr_t data;
   std::size_t element, batches, tokens, heads, token_stride, head_stride, buffer;
 
+  // The same view: the same heads, shape, element and buffer.
+  bool same(const DirectView& o) const noexcept {
+    return data == o.data && element == o.element && batches == o.batches && tokens == o.tokens &&
+           heads == o.heads && token_stride == o.token_stride && head_stride == o.head_stride &&
+           buffer == o.buffer;
+  }
+
   template <class T>
   static DirectView of(const View<T>& v) noexcept {
     return {reinterpret_cast<std::uintptr_t>(v.data()),

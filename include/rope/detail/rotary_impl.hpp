@@ -30,11 +30,7 @@ ROPE_DETAIL_INLINE bool Rotary<T, Dim>::apply_direct(const View<const T>& src, c
                                                      const Positions& positions,
                                                      const Call& call) const {
   const detail::DirectView to = detail::DirectView::of(dst);
-  const bool in_place =
-      src.data() == dst.data() && src.batches() == dst.batches() && src.tokens() == dst.tokens() &&
-      src.heads() == dst.heads() && src.batch_stride() == dst.batch_stride() &&
-      src.token_stride() == dst.token_stride() && src.head_stride() == dst.head_stride() &&
-      src.buffer_size() == dst.buffer_size();
+  const bool in_place = detail::DirectView::of(src).same(to);
   if (in_place) return core_.apply_direct(kernel(), &to, 1, positions, call);
   return core_.apply_direct(kernel(), detail::DirectView::of(src), to, positions, call);
 }
@@ -68,21 +64,11 @@ ROPE_DETAIL_INLINE bool Rotary<T, Dim>::apply_qk_direct(const Queries<T>& q, con
     }
     const detail::DirectView q_in = detail::DirectView::of(q.in),
                              q_out = detail::DirectView::of(q.out);
-    if (q_in.data != q_out.data || q_in.batches != q_out.batches || q_in.tokens != q_out.tokens ||
-        q_in.heads != q_out.heads || q_in.token_stride != q_out.token_stride ||
-        q_in.head_stride != q_out.head_stride || q_in.buffer != q_out.buffer) {
-      return false;
-    }
+    if (!q_in.same(q_out)) return false;
     const detail::DirectView qk[2] = {q_out, detail::DirectView::of(k.in)};
     if (k.slots.kind() == Slots::Kind::same_rows) {
       // Keys in place: the call of two views.
-      const detail::DirectView k_out = detail::DirectView::of(k.out);
-      if (k_out.data != qk[1].data || k_out.batches != qk[1].batches ||
-          k_out.tokens != qk[1].tokens || k_out.heads != qk[1].heads ||
-          k_out.token_stride != qk[1].token_stride || k_out.head_stride != qk[1].head_stride ||
-          k_out.buffer != qk[1].buffer || k_out.element != qk[1].element) {
-        return false;
-      }
+      if (!detail::DirectView::of(k.out).same(qk[1])) return false;
       return core_.apply_direct(kernel(), qk, 2, positions, call);
     }
     constexpr int kHalf = Dim == Eigen::Dynamic ? Eigen::Dynamic : Dim / 2;
