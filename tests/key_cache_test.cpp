@@ -264,11 +264,12 @@ TEST_CASE("apply_qk into a key cache: a fixed head size and the unchecked twin g
 
 namespace {
 
-// A decode step (one token) of plain roles goes without the walk (Core::apply_qk_direct): its
-// queries and cache rows are the bits of the same call walked (two threads), for each kind of
-// slot, both directions, positions in the table and past it, a cache of the keys' type and of
-// another, the keys in place, a skipped token, and the unchecked form; and every error the
-// checks find in such a call is the same exception, type and message, with nothing written.
+// A decode step (one token, or a chunk of up to 16) of plain roles goes without the walk
+// (Core::apply_qk_direct): its queries and cache rows are the bits of the same call walked (two
+// threads), for each kind of slot, both directions, positions in the table and past it, a cache of
+// the keys' type and of another, the keys in place, a skipped token, and the unchecked form; and
+// every error the checks find in such a call is the same exception, type and message, with nothing
+// written.
 template <class T, class K>
 void check_decode_step(const rope::Rotary<T>& rot) {
   const std::size_t d = rot.head_size(), q_heads = 3, k_heads = 2, rows = 5;
@@ -321,6 +322,55 @@ void check_decode_step(const rope::Rotary<T>& rot) {
   REQUIRE(same_step(Slots::ring(rows * 3 + 2), past - 1, rope::Direction::forward));
   REQUIRE_FALSE(same_step(Slots(slot64 + 1, 1), 2, rope::Direction::forward));  // skipped
   REQUIRE(same_step(Slots(slot32, 1), 9, rope::Direction::forward, true));
+  // Three tokens (a short chunk) of a fused row [q q q k k] a token: distinct slots of each
+  // kind, against the walk.
+  {
+    constexpr std::size_t n = 3;
+    const std::size_t width = (q_heads + k_heads) * d;
+    const std::vector<T> fused0 = rope_test::random_vector<T>(n * width, rng);
+    const std::int64_t s64[n] = {4, 0, 2}, chunk_positions[n] = {5, past + 2, 0};
+    const std::int32_t s32[n] = {1, 3, 0};
+    for (const Slots& slots : {Slots(s64, n), Slots(s32, n), Slots::ring(2 * rows + 4)}) {
+      INFO("three tokens, slots of kind " << int(slots.kind()));
+      std::vector<T> fused = fused0, fused_walk = fused0;
+      std::vector<K> c = cache0, c_walk = cache0;
+      const auto run = [&](std::vector<T>& f, std::vector<K>& cache, const rope::Execution& e) {
+        const View<T> qv(f.data(), n, q_heads, width, d);
+        const View<const T> kv(f.data() + q_heads * d, n, k_heads, width, d);
+        const rope::KeyCache<K> to{View<K>::contiguous(cache, rows, k_heads, d), slots};
+        rot.apply_qk(rope::Queries<T>(qv, qv), rope::Keys<T, K>(kv, to), chunk_positions,
+                     {rope::Direction::forward, {}, e});
+      };
+      run(fused, c, {});
+      run(fused_walk, c_walk, two_threads);
+      REQUIRE_FALSE(same_bits(fused, fused0));
+      REQUIRE(c != cache0);
+      REQUIRE(same_bits(fused, fused_walk));
+      REQUIRE(same_bits(c, c_walk));
+    }
+  }
+  // One token more than a direct call takes into a cache (its slots compared pair by pair): the
+  // walk's bits all the same.
+  {
+    const std::size_t n = 17, width = (q_heads + k_heads) * d, cache_rows = n + 3;
+    const std::vector<T> fused0 = rope_test::random_vector<T>(n * width, rng);
+    std::vector<T> fused = fused0, fused_walk = fused0;
+    const std::vector<K> big0(cache_rows * k_heads * d, untouched<K>());
+    std::vector<K> c = big0, c_walk = big0;
+    const auto run = [&](std::vector<T>& f, std::vector<K>& cache, const rope::Execution& e) {
+      const View<T> qv(f.data(), n, q_heads, width, d);
+      const View<const T> kv(f.data() + q_heads * d, n, k_heads, width, d);
+      const rope::KeyCache<K> to{View<K>::contiguous(cache, cache_rows, k_heads, d),
+                                 Slots::ring(5)};
+      rot.apply_qk(rope::Queries<T>(qv, qv), rope::Keys<T, K>(kv, to),
+                   rope::Positions::consecutive(past - 8), {rope::Direction::forward, {}, e});
+    };
+    run(fused, c, {});
+    run(fused_walk, c_walk, two_threads);
+    REQUIRE_FALSE(same_bits(fused, fused0));
+    REQUIRE(same_bits(fused, fused_walk));
+    REQUIRE(same_bits(c, c_walk));
+  }
   if constexpr (std::is_same_v<T, K>) {  // the keys in place, no cache: the call of two views
     std::vector<T> q1 = q0, k1 = k0, q2 = q0, k2 = k0;
     const std::int64_t position = past + 1;
@@ -342,6 +392,10 @@ void check_decode_step(const rope::Rotary<T>& rot) {
   const std::int64_t valid[] = {1, 0};
   std::memcpy(cache.data() + d, valid, sizeof(valid));
   std::memcpy(q + d, valid, sizeof(valid));
+  // Three valid positions (or slots) whose first lies just before a cache view and the others in
+  // its first row: a chunk's index array that only its later tokens put in the cache.
+  const std::int64_t straddling[] = {1, 0, 2};
+  std::memcpy(cache.data() + 2 * d, straddling, sizeof(straddling));
   const std::vector<T> buffer0 = buffer;
   const std::vector<K> cache_with_index = cache;
   const auto* in_cache = reinterpret_cast<const std::int64_t*>(cache.data() + d);
@@ -403,9 +457,30 @@ void check_decode_step(const rope::Rotary<T>& rot) {
   same_error(qv, kv, cv, one, &position, {rope::Direction::forward, {}, streaming});
   same_error(qv, kv, cv, one, &position, {rope::Direction::forward, rope::TokenRange{0, 2}, {}});
   same_error(qv, View<const T>::contiguous(q + d, 1, k_heads, d), cv, one, &zero, {});  // E72
+  // Three tokens of a fused row: a row taken twice (E71), a ring of fewer rows than tokens (E71),
+  // fewer slots than tokens (E69).
+  const std::size_t width = (q_heads + k_heads) * d;
+  const View<T> q3(q, 3, q_heads, width, d);
+  const View<const T> k3(q + q_heads * d, 3, k_heads, width, d);
+  const std::int64_t twice[] = {2, 0, 2}, three[] = {0, 1, 2};
+  same_error(q3, k3, cv, Slots(twice, 3), three, {});
+  same_error(q3, k3, View<K>::contiguous(cache.data(), 2, k_heads, d), Slots::ring(0), three, {});
+  same_error(q3, k3, cv, Slots(three, 2), three, {});
+  // ... a third slot outside the rows (E70), a third position past the limit (E31), positions
+  // and slots that reach into the cache at the second token (E78).
+  const std::int64_t third_far[] = {0, 1, rows}, third_past[] = {0, 1, far};
+  same_error(q3, k3, cv, Slots(third_far, 3), three, {});
+  same_error(q3, k3, cv, Slots(three, 3), third_past, {});
+  const auto* before = reinterpret_cast<const std::int64_t*>(cache.data() + 2 * d);
+  const auto after = View<K>::contiguous(cache.data() + 2 * d + 8 / sizeof(K), 3, k_heads, d);
+  same_error(q3, k3, after, Slots(three, 3), before, {});
+  same_error(q3, k3, after, Slots(before, 3), three, {});
   if constexpr (std::is_same_v<T, K>) {  // a cache over q, over k (E72)
     same_error(qv, kv, View<T>::contiguous(q + d, 1, k_heads, d), Slots(&zero, 1), &position, {});
     same_error(qv, kv, View<T>::contiguous(k, 2, k_heads, d), Slots(&zero, 1), &position, {});
+    // ... over the third token's q of a chunk, not its first.
+    same_error(q3, k3, View<T>::contiguous(q + 2 * width + d, 3, k_heads, d), Slots(three, 3),
+               three, {});
   }
 }
 

@@ -91,7 +91,7 @@ std::vector<Row> make_rows() {
     // row in the fused buffer.
     add(Call::apply_qk, Type::f32, layout, 128, 32, 8, 16);
     // An engine's decode and prefill: the keys into a half KV cache at their slots (the roles).
-    for (const std::size_t tokens : std::initializer_list<std::size_t>{1, 512}) {
+    for (const std::size_t tokens : std::initializer_list<std::size_t>{1, 16, 512}) {
       add(Call::apply_qk_cache, Type::f32, layout, 128, 32, 8, tokens);
     }
     // The roles in place, without a cache: apply_qk's call of two views, spelled as roles.

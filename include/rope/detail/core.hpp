@@ -105,11 +105,12 @@ class Core {
                     const Positions& positions, const Call& call) const;
   bool apply_direct(Kernel kernel, const DirectView& src, const DirectView& dst,
                     const Positions& positions, const Call& call) const;
-  // A decode step of plain roles without the walk: one token's queries qk[0] in place and keys
-  // qk[1] into row slots(0) of a key cache, as apply_direct takes views, and a cache whose rows
-  // follow check_view's rules, apart from q and k, with the index arrays outside it and q, the
-  // slot inside its rows (int32, int64 or ring slots). Returns false, having read no head and
-  // written nothing, for any other call.
+  // A decode step of plain roles without the walk: the queries qk[0] in place and the keys qk[1]
+  // of one token, or of a chunk of at most kDirectSlots, into rows slots(t) of a key cache, as
+  // apply_direct takes views, and a cache whose rows follow check_view's rules, apart from q and
+  // k, with the index arrays outside it and q, each slot inside its rows and none twice (int32,
+  // int64 or ring slots). Returns false, having read no head and written nothing, for any other
+  // call.
   bool apply_qk_direct(Kernel kernel, const DirectView (&qk)[2], const DirectKeys& keys,
                        const Positions& positions, const Call& call) const;
   // The fused call (detail/fused.hpp): q with `kernel`, k with the roles' k_kernel.
@@ -128,6 +129,13 @@ class Core {
              const QuantizeJob* quantized = nullptr) const;
 
  private:
+  // apply_qk_direct for one token (MaxTokens = 1: the decode step, its code as short as it was
+  // before chunks) or for 2..MaxTokens.
+  template <std::size_t MaxTokens>
+  bool qk_direct(Kernel kernel, const DirectView (&qk)[2], const DirectKeys& keys,
+                 const Positions& positions, const Call& call) const;
+  bool qk_chunk_direct(Kernel kernel, const DirectView (&qk)[2], const DirectKeys& keys,
+                       const Positions& positions, const Call& call) const;
   static std::size_t checked_table_size(const Options& options, std::size_t rotary_dim);
   // Whether apply_direct may take the views (the first `count`; with out_of_place, views[0] into
   // views[1]).
@@ -359,14 +367,19 @@ bool Core<C>::apply_direct(Kernel kernel, const DirectView& src, const DirectVie
   return true;
 }
 
-// The bytes of the first token's heads of a view that Core::direct took.
+// The end of the extent of a view that Core::direct took.
 inline std::uintptr_t direct_end(const DirectView& x, std::size_t head_size) {
-  return x.data + ((x.heads - 1) * x.head_stride + head_size) * x.element;
+  return x.data +
+         ((x.tokens - 1) * x.token_stride + (x.heads - 1) * x.head_stride + head_size) * x.element;
 }
+
+// The most tokens of a chunk that a direct call writes into a key cache: their slots are
+// compared pair by pair for a row taken twice, as check_slots finds it by sorting them.
+inline constexpr std::size_t kDirectSlots = 16;
 
 // A key cache as check_view takes it (its rows are its tokens, heads inner or outer), of at most
 // kMaxViewBytes from its first element and below 2^30 rows: [c.data, end) is its extent. A
-// decode step reads none of it but the row it writes; the checks take all of it.
+// decode step reads none of it but the rows it writes; the checks take all of it.
 inline bool direct_cache(const DirectView& c, std::size_t heads, std::size_t head_size,
                          std::uintptr_t& end) {
   if (c.data == 0 || c.batches != 1 || c.tokens == 0 || c.heads != heads || heads == 0 ||
@@ -396,24 +409,53 @@ inline bool direct_cache(const DirectView& c, std::size_t heads, std::size_t hea
 template <class C>
 bool Core<C>::apply_qk_direct(Kernel kernel, const DirectView (&qk)[2], const DirectKeys& keys,
                               const Positions& positions, const Call& call) const {
+  if (qk[0].tokens == 1) return qk_direct<1>(kernel, qk, keys, positions, call);
+  return qk_chunk_direct(kernel, qk, keys, positions, call);
+}
+
+template <class C>
+ROPE_DETAIL_NOINLINE bool Core<C>::qk_chunk_direct(Kernel kernel, const DirectView (&qk)[2],
+                                                   const DirectKeys& keys,
+                                                   const Positions& positions,
+                                                   const Call& call) const {
+  return qk_direct<kDirectSlots>(kernel, qk, keys, positions, call);
+}
+
+template <class C>
+template <std::size_t MaxTokens>
+bool Core<C>::qk_direct(Kernel kernel, const DirectView (&qk)[2], const DirectKeys& keys,
+                        const Positions& positions, const Call& call) const {
   const DirectView &q = qk[0], &k = qk[1], &cache = keys.cache;
   const Slots& slots = *keys.slots;
-  if (q.tokens != 1 || !direct(qk, 2, false, positions, call)) return false;
+  // One token tested here (not only by the caller): direct() and the rest then fold for it.
+  const std::size_t tokens = q.tokens;
+  if ((MaxTokens == 1 ? tokens != 1 : tokens > MaxTokens) ||
+      !direct(qk, 2, false, positions, call)) {
+    return false;
+  }
   std::uintptr_t cache_end = 0;
   if (!direct_cache(cache, k.heads, head_size_, cache_end)) return false;
+  // The slots: each inside the cache's rows (a negative one, a skipped token, walks), no row
+  // taken twice (as by a ring of fewer rows than tokens).
   const Slots::Kind kind = slots.kind();
   if (kind == Slots::Kind::int32 || kind == Slots::Kind::int64) {
-    if (slots.size() != 1 || slots.data() == nullptr) return false;
+    if (slots.size() != tokens || slots.data() == nullptr) return false;
   } else if (kind != Slots::Kind::ring) {
     return false;
   }
-  const std::int64_t slot = slots.row(0, cache.tokens, 1);
-  if (slot < 0 || static_cast<std::uint64_t>(slot) >= cache.tokens) return false;
+  std::int64_t slot[MaxTokens];
+  for (std::size_t t = 0; t < tokens; ++t) {
+    slot[t] = slots.row(t, cache.tokens, tokens);
+    if (slot[t] < 0 || static_cast<std::uint64_t>(slot[t]) >= cache.tokens) return false;
+    for (std::size_t u = 0; u < t; ++u) {
+      if (slot[u] == slot[t]) return false;
+    }
+  }
   const std::uintptr_t q_end = direct_end(q, head_size_), k_end = direct_end(k, head_size_);
   const auto apart = [](std::uintptr_t a, std::uintptr_t a_end, std::uintptr_t b,
                         std::uintptr_t b_end) { return a == a_end || !(a < b_end && b < a_end); };
-  const IndexBytes index = index_bytes(positions, TokenRange{0, 1});
-  const SlotArrays slot_bytes = slot_arrays(slots, TokenRange{0, 1}, 1);
+  const IndexBytes index = index_bytes(positions, TokenRange{0, tokens});
+  const SlotArrays slot_bytes = slot_arrays(slots, TokenRange{0, tokens}, tokens);
   if (!apart(cache.data, cache_end, q.data, q_end) ||
       !apart(cache.data, cache_end, k.data, k_end) ||
       !apart(index.begin, index.end, cache.data, cache_end)) {
@@ -425,17 +467,21 @@ bool Core<C>::apply_qk_direct(Kernel kernel, const DirectView (&qk)[2], const Di
       return false;
     }
   }
-  const C* row = rows().row_at(positions.at(0, 0, 1));
+  const RowsOfTable<C> table = rows();
   const Slice s = slice();
   const bool inverse = call.direction == Direction::inverse;
-  unsigned char* x = direct_heads(q, 0);
   const std::size_t q_stride = q.head_stride * q.element;
-  rotate_raw(kernel, x, q_stride, q.element, q.heads, x, q_stride, q.element, nullptr, row, s,
-             inverse);
-  auto* to = reinterpret_cast<unsigned char*>(cache.data + static_cast<std::size_t>(slot) *
-                                                               cache.token_stride * cache.element);
-  rotate_raw(keys.kernel, direct_heads(k, 0), k.head_stride * k.element, k.element, k.heads, to,
-             cache.head_stride * cache.element, cache.element, keys.copy_outside, row, s, inverse);
+  for (std::size_t t = 0; t < tokens; ++t) {
+    const C* row = table.row_at(positions.at(t, 0, tokens));
+    unsigned char* x = direct_heads(q, t);
+    rotate_raw(kernel, x, q_stride, q.element, q.heads, x, q_stride, q.element, nullptr, row, s,
+               inverse);
+    auto* to = reinterpret_cast<unsigned char*>(
+        cache.data + static_cast<std::size_t>(slot[t]) * cache.token_stride * cache.element);
+    rotate_raw(keys.kernel, direct_heads(k, t), k.head_stride * k.element, k.element, k.heads, to,
+               cache.head_stride * cache.element, cache.element, keys.copy_outside, row, s,
+               inverse);
+  }
   return true;
 }
 
