@@ -484,12 +484,187 @@ void check_decode_step(const rope::Rotary<T>& rot) {
   }
 }
 
+// The same step with the values of its tokens into a value cache (Keys::with_values): the rows
+// t of a buffer [q q q | k k | v v], one token or a chunk of three, the keys and the values into
+// caches of K at the same slots. The queries and both caches are the bits of the same call
+// walked, for each kind of slot, both directions, a value cache laid out [heads][rows][d], and
+// the unchecked form; every error of such a call the walk's, with nothing written.
+template <class T, class K>
+void check_decode_values(const rope::Rotary<T>& rot) {
+  const std::size_t d = rot.head_size(), q_heads = 3, k_heads = 2, rows = 5;
+  const std::size_t width = (q_heads + 2 * k_heads) * d;  // a token's q, k and v
+  std::mt19937_64 rng(5 + d + sizeof(T) + 3 * sizeof(K));
+  const std::vector<T> fused0 = rope_test::random_vector<T>(3 * width, rng);
+  const std::vector<K> cache0(rows * k_heads * d, untouched<K>());
+  const auto past = static_cast<std::int64_t>(rot.max_positions());
+  rope::Execution two_threads;
+  two_threads.threads = 2;
+  two_threads.min_bytes_per_thread = 1;
+  const std::int64_t slot64[] = {3, 0, 4}, positions[] = {7, past + 3, 0};
+  const std::int32_t slot32[] = {1, 4, 2};
+  struct Views {
+    View<T> q;
+    View<const T> k, v;
+  };
+  const auto views_of = [&](T* x, std::size_t n) {
+    return Views{View<T>(x, n, q_heads, width, d),
+                 View<const T>(x + q_heads * d, n, k_heads, width, d),
+                 View<const T>(x + (q_heads + k_heads) * d, n, k_heads, width, d)};
+  };
+  const auto same_step = [&](std::size_t n, const Slots& slots, rope::Direction direction,
+                             bool heads_outer) {
+    INFO(n << " tokens, slots of kind " << int(slots.kind()) << ", heads outer " << heads_outer);
+    std::vector<T> f_direct = fused0, f_walk = fused0, f_unchecked = fused0;
+    std::vector<K> k_direct = cache0, k_walk = cache0, k_unchecked = cache0;
+    std::vector<K> v_direct = cache0, v_walk = cache0, v_unchecked = cache0;
+    const auto run = [&](std::vector<T>& f, std::vector<K>& kc, std::vector<K>& vc,
+                         const rope::Execution& e, bool checked) {
+      const Views x = views_of(f.data(), n);
+      const View<K> v_rows = heads_outer ? View<K>(vc.data(), rows, k_heads, d, rows * d)
+                                         : View<K>::contiguous(vc, rows, k_heads, d);
+      const rope::Keys<T, K> keys =
+          rope::Keys<T, K>(x.k, rope::KeyCache<K>{View<K>::contiguous(kc, rows, k_heads, d), slots})
+              .with_values(x.v, rope::ValueCache<K>{v_rows});
+      if (checked) {
+        rot.apply_qk(rope::Queries<T>(x.q, x.q), keys, positions, {direction, {}, e});
+      } else {
+        rot.apply_qk(rope::unchecked, rope::Queries<T>(x.q, x.q), keys, positions,
+                     {direction, {}, e});
+      }
+    };
+    run(f_direct, k_direct, v_direct, {}, true);
+    run(f_walk, k_walk, v_walk, two_threads, true);
+    run(f_unchecked, k_unchecked, v_unchecked, {}, false);
+    REQUIRE_FALSE(same_bits(f_direct, fused0));
+    REQUIRE(k_direct != cache0);
+    REQUIRE(v_direct != cache0);
+    REQUIRE(same_bits(f_direct, f_walk));
+    REQUIRE(same_bits(k_direct, k_walk));
+    REQUIRE(same_bits(v_direct, v_walk));
+    REQUIRE(same_bits(f_unchecked, f_walk));
+    REQUIRE(same_bits(k_unchecked, k_walk));
+    REQUIRE(same_bits(v_unchecked, v_walk));
+  };
+  // Values of half the keys' head size (a ValueCache's head_size, as for MLA), in heads as far
+  // apart as the keys': walked, the same bits, the rest of each head's room untouched.
+  {
+    std::vector<T> f_direct = fused0, f_walk = fused0;
+    std::vector<K> k_direct = cache0, k_walk = cache0, v_direct = cache0, v_walk = cache0;
+    const auto run = [&](std::vector<T>& f, std::vector<K>& kc, std::vector<K>& vc,
+                         const rope::Execution& e) {
+      const Views x = views_of(f.data(), 1);
+      const View<const T> v(x.v.data(), 1, k_heads, width, d);
+      const rope::KeyCache<K> keys{View<K>::contiguous(kc, rows, k_heads, d), Slots(slot64, 1)};
+      const rope::ValueCache<K> values{View<K>::contiguous(vc, rows, k_heads, d), {}, d / 2};
+      rot.apply_qk(rope::Queries<T>(x.q, x.q), rope::Keys<T, K>(x.k, keys).with_values(v, values),
+                   positions, {rope::Direction::forward, {}, e});
+    };
+    run(f_direct, k_direct, v_direct, {});
+    run(f_walk, k_walk, v_walk, two_threads);
+    REQUIRE(v_direct != cache0);
+    REQUIRE(same_bits(f_direct, f_walk));
+    REQUIRE(same_bits(k_direct, k_walk));
+    REQUIRE(same_bits(v_direct, v_walk));
+  }
+  for (const std::size_t n : {std::size_t{1}, std::size_t{3}}) {
+    same_step(n, Slots(slot64, n), rope::Direction::forward, false);
+    same_step(n, Slots(slot32, n), rope::Direction::inverse, false);
+    same_step(n, Slots::ring(rows * 3 + 2), rope::Direction::forward, false);
+    same_step(n, Slots(slot64, n), rope::Direction::forward, true);
+  }
+
+  // Errors: the buffer of q, k and v; the caches; int64 values laid inside the value cache.
+  std::vector<T> fused = fused0;
+  std::vector<K> kc = cache0, vc = cache0;
+  const std::int64_t valid[] = {1, 0, 2};
+  std::memcpy(vc.data() + d, valid, sizeof(valid));
+  const std::vector<K> vc0 = vc;
+  const auto* in_values = reinterpret_cast<const std::int64_t*>(vc.data() + d);
+  const std::int64_t three[] = {0, 1, 2};
+  const auto kv_rows = View<K>::contiguous(kc, rows, k_heads, d);
+  const auto v_rows = View<K>::contiguous(vc, rows, k_heads, d);
+  const auto same_error = [&](std::size_t n, const View<const T>& v, const View<K>& values,
+                              const Slots& slots, const rope::Positions& p,
+                              const View<K>* keys = nullptr) {
+    const View<K> key_rows = keys != nullptr ? *keys : kv_rows;
+    const Views x = views_of(fused.data(), n);
+    std::string direct, walked;
+    const auto call = [&](const rope::Execution& e) {
+      try {
+        rot.apply_qk(rope::Queries<T>(x.q, x.q),
+                     rope::Keys<T, K>(x.k, rope::KeyCache<K>{key_rows, slots})
+                         .with_values(v, rope::ValueCache<K>{values}),
+                     p, {rope::Direction::forward, {}, e});
+      } catch (const std::exception& error) {
+        return std::string(typeid(error).name()) + ": " + error.what();
+      }
+      return std::string();
+    };
+    direct = call({});
+    REQUIRE(same_bits(fused, fused0));
+    REQUIRE(same_bits(kc, cache0));
+    REQUIRE(same_bits(vc, vc0));
+    walked = call(two_threads);
+    INFO(direct);
+    REQUIRE_FALSE(direct.empty());
+    REQUIRE(direct == walked);
+    REQUIRE(same_bits(fused, fused0));
+    REQUIRE(same_bits(kc, cache0));
+    REQUIRE(same_bits(vc, vc0));
+  };
+  for (const std::size_t n : {std::size_t{1}, std::size_t{3}}) {
+    INFO(n << " tokens");
+    const Views x = views_of(fused.data(), n);
+    const Slots slots(three, n);
+    same_error(n, x.v, v_rows, slots, in_values);            // positions in the value cache
+    same_error(n, x.v, v_rows, Slots(in_values, n), three);  // slots in the value cache
+    same_error(n, x.v, View<K>::contiguous(vc.data(), rows - 1, k_heads, d), slots, three);
+    same_error(n, View<const T>(x.v.data(), n, k_heads - 1, width, d), v_rows, slots, three);
+    same_error(n, View<const T>(fused.data() + d, n, k_heads, width, d), v_rows, slots,
+               three);  // v over q's second and third heads
+    same_error(n, x.v, View<K>(vc.data(), rows, k_heads, d / 2, rows * d), slots,
+               three);  // E23: rows of heads outer that overlap
+    same_error(n, x.v, View<K>(vc.data(), rows, k_heads, d, (rows - 1) * d), slots,
+               three);  // E24: heads that overlap
+    same_error(n, x.v, v_rows.within(rows * k_heads * d - 1), slots, three);  // E81
+    same_error(n, x.v, View<K>(nullptr, rows, k_heads, k_heads * d, d), slots, three);
+    same_error(n, x.v, kv_rows, slots, three);  // the value cache is the key cache
+    // v's own view: heads that overlap (E24), past its buffer (E81), a null pointer, and (a
+    // chunk) fewer tokens than k.
+    same_error(n, View<const T>(x.v.data(), n, k_heads, width, d / 2), v_rows, slots, three);
+    same_error(n, x.v.within((n - 1) * width + k_heads * d - 1), v_rows, slots, three);
+    same_error(n, View<const T>(nullptr, n, k_heads, width, d), v_rows, slots, three);
+    if (n > 1)
+      same_error(n, View<const T>(x.v.data(), n - 1, k_heads, width, d), v_rows, slots, three);
+    same_error(n, x.v, View<K>::contiguous(kc.data() + d, rows - 1, k_heads, d), slots, three);
+    if constexpr (std::is_same_v<T, K>) {
+      // The value cache over q, over k, over v; v over the key cache.
+      same_error(n, x.v, View<K>::contiguous(fused.data() + d, rows, k_heads, d), slots, three);
+      same_error(n, x.v, View<K>::contiguous(fused.data() + 4 * d, 1, k_heads, d), Slots(three, n),
+                 three);
+      same_error(n, x.v, View<K>(fused.data() + (q_heads + k_heads) * d, rows, k_heads, width, d),
+                 slots, three);
+      same_error(n, View<const T>::contiguous(kc.data() + d, n, k_heads, d), v_rows, slots, three);
+    }
+  }
+  if constexpr (std::is_same_v<T, K>) {
+    // One token, caches of one row: the value cache over q's second and third heads only, over k
+    // only.
+    const auto one_row = View<K>::contiguous(kc.data(), 1, k_heads, d);
+    const Views x = views_of(fused.data(), 1);
+    same_error(1, x.v, View<K>::contiguous(fused.data() + d, 1, k_heads, d), Slots(three, 1), three,
+               &one_row);
+    same_error(1, x.v, View<K>::contiguous(fused.data() + q_heads * d, 1, k_heads, d),
+               Slots(three, 1), three, &one_row);
+  }
+}
+
 }  // namespace
 
 TEMPLATE_TEST_CASE(
-    "apply_qk into a key cache: a decode step without the walk, bit for bit and "
-    "error for error",
-    "[key_cache][errors]", (std::pair<float, float>), (std::pair<float, Eigen::half>),
+    "apply_qk into a key cache, and values into theirs: a decode step without the walk, bit for "
+    "bit and error for error",
+    "[key_cache][values][errors]", (std::pair<float, float>), (std::pair<float, Eigen::half>),
     (std::pair<Eigen::half, float>), (std::pair<Eigen::bfloat16, Eigen::half>),
     (std::pair<double, double>)) {
   using T = typename TestType::first_type;
@@ -500,12 +675,14 @@ TEMPLATE_TEST_CASE(
     whole.layout = layout;
     whole.head_size = 128;
     check_decode_step<T, K>(rope::Rotary<T>(whole));
+    check_decode_values<T, K>(rope::Rotary<T>(whole));
     rope::Options partial;  // pairs that rotate, and coordinates past them that do not
     partial.layout = layout;
     partial.head_size = 16;
     partial.rotary_dim = 12;
     partial.max_positions = 64;
     check_decode_step<T, K>(rope::Rotary<T>(partial));
+    check_decode_values<T, K>(rope::Rotary<T>(partial));
   }
 }
 

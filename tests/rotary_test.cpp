@@ -531,6 +531,9 @@ void check_pointer_as_view(const rope::Rotary<T>& rot) {
   std::vector<T> inside = x0;
   const std::int64_t valid[tokens] = {0, 1, 2, 3};
   std::memcpy(inside.data() + d, valid, sizeof(valid));
+  // ... and at its start, for a view of one token fewer that begins 8 bytes later: positions
+  // whose first entry lies before the view and the others in it.
+  std::memcpy(inside.data(), valid, sizeof(valid));
   const std::vector<T> inside0 = inside;
   const auto same_error = [&](T* data, std::size_t t, const Positions& p, const Call& call) {
     std::string by_pointer, by_view;
@@ -561,6 +564,8 @@ void check_pointer_as_view(const rope::Rotary<T>& rot) {
   same_error(x.data(), tokens, Positions::token_major(two_axes, 2), {});        // axes
   same_error(inside.data(), tokens, reinterpret_cast<const std::int64_t*>(inside.data() + d),
              {});  // E78
+  same_error(inside.data() + 8 / sizeof(T), tokens - 1,
+             reinterpret_cast<const std::int64_t*>(inside.data()), {});  // E78
   same_error(x.data(), tokens, positions, {Direction::forward, TokenRange{0, tokens + 1}});
   same_error(x.data(), tokens, positions, {static_cast<Direction>(7)});
   same_error(x.data(), tokens, positions, streaming);

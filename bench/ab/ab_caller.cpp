@@ -28,7 +28,8 @@ enum class Call {
   apply_qk,
   apply_qk_roles,
   multi_axis,
-  apply_qk_cache
+  apply_qk_cache,
+  apply_qk_values
 };
 enum class Type { f32, f16, f64 };
 
@@ -53,6 +54,7 @@ std::vector<Row> make_rows() {
                             : call == Call::apply_qk           ? "apply_qk"
                             : call == Call::apply_qk_roles     ? "apply_qk_roles"
                             : call == Call::apply_qk_cache     ? "apply_qk_cache"
+                            : call == Call::apply_qk_values    ? "apply_qk_values"
                                                                : "multi_axis";
     std::string shape = "d" + std::to_string(d) + "x" + std::to_string(heads);
     if (kv_heads != 0) shape += "+" + std::to_string(kv_heads);
@@ -93,6 +95,10 @@ std::vector<Row> make_rows() {
     // An engine's decode and prefill: the keys into a half KV cache at their slots (the roles).
     for (const std::size_t tokens : std::initializer_list<std::size_t>{1, 16, 512}) {
       add(Call::apply_qk_cache, Type::f32, layout, 128, 32, 8, tokens);
+    }
+    // ... and the values of the same tokens (the buffer's third part) into a half value cache.
+    for (const std::size_t tokens : std::initializer_list<std::size_t>{1, 16}) {
+      add(Call::apply_qk_values, Type::f32, layout, 128, 32, 8, tokens);
     }
     // The roles in place, without a cache: apply_qk's call of two views, spelled as roles.
     for (const std::size_t tokens : std::initializer_list<std::size_t>{1, 16}) {
@@ -137,7 +143,10 @@ const std::vector<Row>& rows() {
 std::size_t element_size(const Row& r) {
   return r.type == Type::f64 ? 8 : r.type == Type::f32 ? 4 : 2;
 }
-std::size_t row_elements(const Row& r) { return (r.heads + r.kv_heads) * r.head_size; }
+std::size_t row_elements(const Row& r) {
+  const std::size_t v_heads = r.call == Call::apply_qk_values ? r.kv_heads : 0;
+  return (r.heads + r.kv_heads + v_heads) * r.head_size;
+}
 
 // What a build makes for a row: its Rotary, and the call on the driver's buffers.
 struct Made {
@@ -149,7 +158,7 @@ template <class T>
 struct Rotating final : Made {
   Row row;
   rope::Rotary<T> rot;
-  std::vector<std::int64_t> slots;  // apply_qk_cache: token t into row t of the cache
+  std::vector<std::int64_t> slots;  // apply_qk_cache, _values: token t into row t of the caches
   Rotating(const Row& r, const rope::Options& options) : row(r), rot(options), slots(r.tokens) {
     for (std::size_t t = 0; t < r.tokens; ++t) slots[t] = static_cast<std::int64_t>(t);
   }
@@ -194,6 +203,23 @@ struct Rotating final : Made {
                 positions);
           }
           break;
+        case Call::apply_qk_values:
+          if constexpr (!std::is_same_v<T, double>) {
+            auto* cache = static_cast<Eigen::half*>(buffers[1]);
+            const std::size_t kv = row.kv_heads;
+            const rope::KeyCache<Eigen::half> rows{
+                rope::View<Eigen::half>::contiguous(cache, t, kv, d), rope::Slots(slots.data(), t)};
+            const rope::ValueCache<Eigen::half> values{
+                rope::View<Eigen::half>::contiguous(cache + t * kv * d, t, kv, d)};
+            rot.apply_qk(
+                rope::Queries<T>(rope::View<T>(x, t, row.heads, stride, d)),
+                rope::Keys<T, Eigen::half>(rope::View<const T>(x + row.heads * d, t, kv, stride, d),
+                                           rows)
+                    .with_values(rope::View<const T>(x + (row.heads + kv) * d, t, kv, stride, d),
+                                 values),
+                positions);
+          }
+          break;
         case Call::multi_axis:
           rot.apply_qk(rope::View<T>(x, t, row.heads, stride, d),
                        rope::View<T>(x + row.heads * d, t, row.kv_heads, stride, d),
@@ -210,13 +236,15 @@ AB_EXPORT int ab_rows() { return static_cast<int>(rows().size()); }
 
 AB_EXPORT const char* ab_name(int row) { return rows()[std::size_t(row)].name.c_str(); }
 
-// Bytes of buffer k of a row: 0 the rotated elements (q and k for apply_qk), 1 dst (out of place)
-// or the keys' half cache (apply_qk_cache), 2 the positions (int64, one or three per token).
+// Bytes of buffer k of a row: 0 the elements (q and k for apply_qk, and v for apply_qk_values), 1
+// dst (out of place) or the keys' half cache (apply_qk_cache; its rows and then the values' for
+// apply_qk_values), 2 the positions (int64, one or three per token).
 AB_EXPORT std::size_t ab_bytes(int row, int k) {
   const Row& r = rows()[std::size_t(row)];
   const std::size_t elements = r.tokens * row_elements(r) * element_size(r);
   if (k == 0) return elements;
   if (k == 1 && r.call == Call::apply_qk_cache) return r.tokens * r.kv_heads * r.head_size * 2;
+  if (k == 1 && r.call == Call::apply_qk_values) return 2 * r.tokens * r.kv_heads * r.head_size * 2;
   if (k == 1) return r.call == Call::apply_out_of_place ? elements : 0;
   return r.tokens * (r.call == Call::multi_axis ? 3 : 1) * sizeof(std::int64_t);
 }

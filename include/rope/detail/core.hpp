@@ -60,6 +60,9 @@ struct DirectView {
             v.head_stride(),
             v.buffer_size()};
   }
+  static DirectView of(const Geometry& g) noexcept {
+    return {g.data, g.element, g.batches, g.tokens, g.heads, g.token_step, g.head_step, g.buffer};
+  }
 };
 
 // The keys of a decode step into a key cache, as Core::apply_qk_direct takes them: their kernel
@@ -70,6 +73,14 @@ struct DirectKeys {
   CopyOutside copy_outside;
   DirectView cache;
   const Slots* slots;
+};
+
+// The values of the same step into a value cache (Keys::values), as Core::apply_qk_direct takes
+// them: their copy into the cache's type (ValueFormat::copy), v's view and the cache's.
+struct DirectValues {
+  CopyHeads copy;
+  DirectView in;
+  DirectView cache;
 };
 
 template <class C>
@@ -111,8 +122,13 @@ class Core {
   // k, with the index arrays outside it and q, each slot inside its rows and none twice (int32,
   // int64 or ring slots). Returns false, having read no head and written nothing, for any other
   // call.
+  // With `values` (or null), the values of the same tokens into a value cache of the key cache's
+  // shape at the same rows, as store_values_pass copies them: v a view of k's shape apart from q
+  // (or its heads apart row by row), from both caches; the value cache apart from q, k, v, the
+  // key cache and the index arrays.
   bool apply_qk_direct(Kernel kernel, const DirectView (&qk)[2], const DirectKeys& keys,
-                       const Positions& positions, const Call& call) const;
+                       const DirectValues* values, const Positions& positions,
+                       const Call& call) const;
   // The fused call (detail/fused.hpp): q with `kernel`, k with the roles' k_kernel.
   void apply_qk(Kernel kernel, const Fused& fused, const Positions& positions,
                 const Call& call) const;
@@ -133,9 +149,16 @@ class Core {
   // before chunks) or for 2..MaxTokens.
   template <std::size_t MaxTokens>
   bool qk_direct(Kernel kernel, const DirectView (&qk)[2], const DirectKeys& keys,
-                 const Positions& positions, const Call& call) const;
+                 const DirectValues* values, const Positions& positions, const Call& call) const;
   bool qk_chunk_direct(Kernel kernel, const DirectView (&qk)[2], const DirectKeys& keys,
-                       const Positions& positions, const Call& call) const;
+                       const DirectValues* values, const Positions& positions,
+                       const Call& call) const;
+  // The values of a direct step, after its queries and keys (not inlined: a step without
+  // values pays a test of a pointer).
+  bool direct_values(const DirectValues& values, const DirectView& q, std::uintptr_t q_end,
+                     const DirectView& k, std::uintptr_t k_end, const DirectView& cache,
+                     std::uintptr_t cache_end, const Positions& positions, const Call& call,
+                     IndexBytes index, const SlotArrays& slot_bytes) const;
   static std::size_t checked_table_size(const Options& options, std::size_t rotary_dim);
   // Whether apply_direct may take the views (the first `count`; with out_of_place, views[0] into
   // views[1]).
@@ -406,25 +429,74 @@ inline bool direct_cache(const DirectView& c, std::size_t heads, std::size_t hea
   return true;
 }
 
+// Two extents [a, a_end) and [b, b_end) that share no byte (an empty one shares none).
+inline bool extents_apart(std::uintptr_t a, std::uintptr_t a_end, std::uintptr_t b,
+                          std::uintptr_t b_end) {
+  return a == a_end || b == b_end || !(a < b_end && b < a_end);
+}
+
+// The values of a direct step (DirectValues), against the keys' views that Core::qk_direct took
+// (each with its extent's end): v as direct() takes a view, of k's tokens and heads; its cache of
+// the key cache's rows and heads, as direct_cache takes it; v apart from both caches,
+// and from q (or its heads apart from q's row by row, as in a fused QKV row); the value cache
+// apart from q, k and the key cache, and from the positions and slot arrays.
+template <class C>
+ROPE_DETAIL_NOINLINE bool Core<C>::direct_values(const DirectValues& values, const DirectView& q,
+                                                 std::uintptr_t q_end, const DirectView& k,
+                                                 std::uintptr_t k_end, const DirectView& cache,
+                                                 std::uintptr_t cache_end,
+                                                 const Positions& positions, const Call& call,
+                                                 IndexBytes index,
+                                                 const SlotArrays& slot_bytes) const {
+  const std::size_t head_size = head_size_;
+  const DirectView &v = values.in, &vc = values.cache;
+  if (v.tokens != k.tokens || !direct(&v, 1, false, positions, call)) return false;
+  const std::uintptr_t v_end = direct_end(v, head_size);
+  std::uintptr_t vc_end = 0;
+  if (v.heads != k.heads || vc.tokens != cache.tokens ||
+      !direct_cache(vc, k.heads, head_size, vc_end)) {
+    return false;
+  }
+  if (!extents_apart(vc.data, vc_end, q.data, q_end) ||
+      !extents_apart(vc.data, vc_end, k.data, k_end) ||
+      !extents_apart(vc.data, vc_end, cache.data, cache_end) ||
+      !extents_apart(vc.data, vc_end, v.data, v_end) ||
+      !extents_apart(v.data, v_end, cache.data, cache_end) ||
+      !extents_apart(index.begin, index.end, vc.data, vc_end) ||
+      (!extents_apart(v.data, v_end, q.data, q_end) &&
+       !rows_apart(q, q.data, v, v.data, head_size))) {
+    return false;
+  }
+  for (std::size_t i = 0; i < slot_bytes.count; ++i) {
+    if (!extents_apart(slot_bytes.bytes[i].begin, slot_bytes.bytes[i].end, vc.data, vc_end)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 template <class C>
 bool Core<C>::apply_qk_direct(Kernel kernel, const DirectView (&qk)[2], const DirectKeys& keys,
-                              const Positions& positions, const Call& call) const {
-  if (qk[0].tokens == 1) return qk_direct<1>(kernel, qk, keys, positions, call);
-  return qk_chunk_direct(kernel, qk, keys, positions, call);
+                              const DirectValues* values, const Positions& positions,
+                              const Call& call) const {
+  if (qk[0].tokens == 1) return qk_direct<1>(kernel, qk, keys, values, positions, call);
+  return qk_chunk_direct(kernel, qk, keys, values, positions, call);
 }
 
 template <class C>
 ROPE_DETAIL_NOINLINE bool Core<C>::qk_chunk_direct(Kernel kernel, const DirectView (&qk)[2],
                                                    const DirectKeys& keys,
+                                                   const DirectValues* values,
                                                    const Positions& positions,
                                                    const Call& call) const {
-  return qk_direct<kDirectSlots>(kernel, qk, keys, positions, call);
+  return qk_direct<kDirectSlots>(kernel, qk, keys, values, positions, call);
 }
 
 template <class C>
 template <std::size_t MaxTokens>
 bool Core<C>::qk_direct(Kernel kernel, const DirectView (&qk)[2], const DirectKeys& keys,
-                        const Positions& positions, const Call& call) const {
+                        const DirectValues* values, const Positions& positions,
+                        const Call& call) const {
   const DirectView &q = qk[0], &k = qk[1], &cache = keys.cache;
   const Slots& slots = *keys.slots;
   // One token tested here (not only by the caller): direct() and the rest then fold for it.
@@ -467,6 +539,10 @@ bool Core<C>::qk_direct(Kernel kernel, const DirectView (&qk)[2], const DirectKe
       return false;
     }
   }
+  if (values != nullptr && !direct_values(*values, q, q_end, k, k_end, cache, cache_end, positions,
+                                          call, index, slot_bytes)) {
+    return false;
+  }
   const RowsOfTable<C> table = rows();
   const Slice s = slice();
   const bool inverse = call.direction == Direction::inverse;
@@ -481,6 +557,15 @@ bool Core<C>::qk_direct(Kernel kernel, const DirectView (&qk)[2], const DirectKe
     rotate_raw(keys.kernel, direct_heads(k, t), k.head_stride * k.element, k.element, k.heads, to,
                cache.head_stride * cache.element, cache.element, keys.copy_outside, row, s,
                inverse);
+  }
+  if (values != nullptr) {  // as store_values_pass, after the keys
+    const DirectView &v = values->in, &vc = values->cache;
+    for (std::size_t t = 0; t < tokens; ++t) {
+      auto* to = reinterpret_cast<unsigned char*>(vc.data + static_cast<std::size_t>(slot[t]) *
+                                                                vc.token_stride * vc.element);
+      values->copy(direct_heads(v, t), v.head_stride * v.element, to, vc.head_stride * vc.element,
+                   k.heads, head_size_);
+    }
   }
   return true;
 }

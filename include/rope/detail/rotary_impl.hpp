@@ -57,8 +57,9 @@ ROPE_DETAIL_INLINE bool Rotary<T, Dim>::apply_qk_direct(const Queries<T>& q, con
   if constexpr (is_quantized_v<K>) {
     return false;
   } else {
-    // Plain roles: no norm, scale, values, cache scales or strided coordinates.
-    if (q.norm.kind != NormKind::none || q.scale || k.norm.kind != NormKind::none || k.values ||
+    // Plain roles: no norm, scale, cache scales or strided coordinates; values as plain, into a
+    // cache of T or another storage type with heads of the keys' size.
+    if (q.norm.kind != NormKind::none || q.scale || k.norm.kind != NormKind::none ||
         detail::scaled(detail::Quantization::none, k.scales) || !k.coordinates.contiguous()) {
       return false;
     }
@@ -67,6 +68,7 @@ ROPE_DETAIL_INLINE bool Rotary<T, Dim>::apply_qk_direct(const Queries<T>& q, con
     if (!q_in.same(q_out)) return false;
     const detail::DirectView qk[2] = {q_out, detail::DirectView::of(k.in)};
     if (k.slots.kind() == Slots::Kind::same_rows) {
+      if (k.values) return false;  // values at rows t: walked
       // Keys in place: the call of two views.
       if (!detail::DirectView::of(k.out).same(qk[1])) return false;
       return core_.apply_direct(kernel(), qk, 2, positions, call);
@@ -76,7 +78,15 @@ ROPE_DETAIL_INLINE bool Rotary<T, Dim>::apply_qk_direct(const Queries<T>& q, con
     if constexpr (!std::is_same_v<T, K>) copy = &detail::convert_outside_slice<T, K>;
     const detail::DirectKeys keys{detail::kernel_for<kHalf, T, K>(layout()), copy,
                                   detail::DirectView::of(k.out), &k.slots};
-    return core_.apply_qk_direct(kernel(), qk, keys, positions, call);
+    if (!k.values) return core_.apply_qk_direct(kernel(), qk, keys, nullptr, positions, call);
+    const detail::ErasedCache& c = k.values->out;
+    if (detail::scaled(c.format->quantization, c.scales) || !c.coordinates.contiguous() ||
+        (c.head_size != 0 && c.head_size != head_size())) {
+      return false;
+    }
+    const detail::DirectValues values{c.format->copy, detail::DirectView::of(k.values->in),
+                                      detail::DirectView::of(c.rows)};
+    return core_.apply_qk_direct(kernel(), qk, keys, &values, positions, call);
   }
 }
 
