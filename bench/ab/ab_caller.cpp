@@ -191,33 +191,22 @@ struct Rotating final : Made {
                        positions);
           break;
         case Call::apply_qk_cache:
-          if constexpr (!std::is_same_v<T, double>) {
-            auto* cache = static_cast<Eigen::half*>(buffers[1]);
-            const rope::KeyCache<Eigen::half> rows{
-                rope::View<Eigen::half>::contiguous(cache, t, row.kv_heads, d),
-                rope::Slots(slots.data(), t)};
-            rot.apply_qk(
-                rope::Queries<T>(rope::View<T>(x, t, row.heads, stride, d)),
-                rope::Keys<T, Eigen::half>(
-                    rope::View<const T>(x + row.heads * d, t, row.kv_heads, stride, d), rows),
-                positions);
-          }
-          break;
         case Call::apply_qk_values:
           if constexpr (!std::is_same_v<T, double>) {
             auto* cache = static_cast<Eigen::half*>(buffers[1]);
             const std::size_t kv = row.kv_heads;
             const rope::KeyCache<Eigen::half> rows{
                 rope::View<Eigen::half>::contiguous(cache, t, kv, d), rope::Slots(slots.data(), t)};
-            const rope::ValueCache<Eigen::half> values{
-                rope::View<Eigen::half>::contiguous(cache + t * kv * d, t, kv, d)};
-            rot.apply_qk(
-                rope::Queries<T>(rope::View<T>(x, t, row.heads, stride, d)),
-                rope::Keys<T, Eigen::half>(rope::View<const T>(x + row.heads * d, t, kv, stride, d),
-                                           rows)
-                    .with_values(rope::View<const T>(x + (row.heads + kv) * d, t, kv, stride, d),
-                                 values),
-                positions);
+            rope::Keys<T, Eigen::half> keys(
+                rope::View<const T>(x + row.heads * d, t, kv, stride, d), rows);
+            if (row.call == Call::apply_qk_values) {  // v after k; its cache after the keys'
+              keys = keys.with_values(
+                  rope::View<const T>(x + (row.heads + kv) * d, t, kv, stride, d),
+                  rope::ValueCache<Eigen::half>{
+                      rope::View<Eigen::half>::contiguous(cache + t * kv * d, t, kv, d)});
+            }
+            rot.apply_qk(rope::Queries<T>(rope::View<T>(x, t, row.heads, stride, d)), keys,
+                         positions);
           }
           break;
         case Call::multi_axis:

@@ -400,6 +400,13 @@ inline std::uintptr_t direct_end(const DirectView& x, std::size_t head_size) {
 // compared pair by pair for a row taken twice, as check_slots finds it by sorting them.
 inline constexpr std::size_t kDirectSlots = 16;
 
+// Two extents [a, a_end) and [b, b_end), b's not empty, that share no byte: the first may be empty
+// (an index array the call does not have).
+inline bool extents_apart(std::uintptr_t a, std::uintptr_t a_end, std::uintptr_t b,
+                          std::uintptr_t b_end) {
+  return a == a_end || !(a < b_end && b < a_end);
+}
+
 // A key cache as check_view takes it (its rows are its tokens, heads inner or outer), of at most
 // kMaxViewBytes from its first element and below 2^30 rows: [c.data, end) is its extent. A
 // decode step reads none of it but the rows it writes; the checks take all of it.
@@ -429,17 +436,11 @@ inline bool direct_cache(const DirectView& c, std::size_t heads, std::size_t hea
   return true;
 }
 
-// Two extents [a, a_end) and [b, b_end) that share no byte (an empty one shares none).
-inline bool extents_apart(std::uintptr_t a, std::uintptr_t a_end, std::uintptr_t b,
-                          std::uintptr_t b_end) {
-  return a == a_end || b == b_end || !(a < b_end && b < a_end);
-}
-
 // The values of a direct step (DirectValues), against the keys' views that Core::qk_direct took
 // (each with its extent's end): v as direct() takes a view, of k's tokens and heads; its cache of
-// the key cache's rows and heads, as direct_cache takes it; v apart from both caches,
-// and from q (or its heads apart from q's row by row, as in a fused QKV row); the value cache
-// apart from q, k and the key cache, and from the positions and slot arrays.
+// the key cache's rows and heads, as direct_cache takes it; v apart from both caches and from q
+// (or its heads apart from q's row by row, as in a fused QKV row); the value cache apart from q,
+// k and the key cache, and from the positions and slot arrays.
 template <class C>
 ROPE_DETAIL_NOINLINE bool Core<C>::direct_values(const DirectValues& values, const DirectView& q,
                                                  std::uintptr_t q_end, const DirectView& k,
@@ -524,18 +525,17 @@ bool Core<C>::qk_direct(Kernel kernel, const DirectView (&qk)[2], const DirectKe
     }
   }
   const std::uintptr_t q_end = direct_end(q, head_size_), k_end = direct_end(k, head_size_);
-  const auto apart = [](std::uintptr_t a, std::uintptr_t a_end, std::uintptr_t b,
-                        std::uintptr_t b_end) { return a == a_end || !(a < b_end && b < a_end); };
   const IndexBytes index = index_bytes(positions, TokenRange{0, tokens});
   const SlotArrays slot_bytes = slot_arrays(slots, TokenRange{0, tokens}, tokens);
-  if (!apart(cache.data, cache_end, q.data, q_end) ||
-      !apart(cache.data, cache_end, k.data, k_end) ||
-      !apart(index.begin, index.end, cache.data, cache_end)) {
+  if (!extents_apart(cache.data, cache_end, q.data, q_end) ||
+      !extents_apart(cache.data, cache_end, k.data, k_end) ||
+      !extents_apart(index.begin, index.end, cache.data, cache_end)) {
     return false;
   }
   for (std::size_t i = 0; i < slot_bytes.count; ++i) {
     const IndexBytes b = slot_bytes.bytes[i];
-    if (!apart(b.begin, b.end, q.data, q_end) || !apart(b.begin, b.end, cache.data, cache_end)) {
+    if (!extents_apart(b.begin, b.end, q.data, q_end) ||
+        !extents_apart(b.begin, b.end, cache.data, cache_end)) {
       return false;
     }
   }
