@@ -79,6 +79,14 @@ std::vector<Row> make_rows() {
     for (const std::size_t tokens : std::initializer_list<std::size_t>{1, 16, 512, 4096}) {
       add(Call::apply, Type::f32, layout, 256, 8, 0, tokens);
     }
+    // 32 tokens (in the second-level cache) of few and many heads: the time of a token's heads
+    // apart from what each token costs besides (the row, the call of the kernel, its prologue).
+    for (const std::size_t heads : std::initializer_list<std::size_t>{2, 8, 32}) {
+      add(Call::apply, Type::f32, layout, 256, heads, 0, 32);
+    }
+    for (const std::size_t heads : std::initializer_list<std::size_t>{4, 16, 64}) {
+      add(Call::apply, Type::f32, layout, 128, heads, 0, 32);
+    }
     // Either side of the calls that take each head in one pass (more than 4 MiB).
     add(Call::apply, Type::f32, layout, 128, 40, 0, 64);
     add(Call::apply, Type::f32, layout, 128, 40, 0, 128);

@@ -118,6 +118,15 @@ namespace detail {
 #define ROPE_DETAIL_NOINLINE
 #define ROPE_DETAIL_INLINE inline
 #endif
+// Before a kernel's loop over the registers of a chunk: unrolled by the compiler's first passes,
+// so that an array of registers stays in registers. g++ 12 otherwise unrolls the loop after the
+// array has been given memory, and stored the row's chunk to the stack and loaded it back for
+// every token (docs/design.md, "The kernels"). Clang unrolls such loops early by itself.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8
+#define ROPE_DETAIL_UNROLL _Pragma("GCC unroll 32")
+#else
+#define ROPE_DETAIL_UNROLL
+#endif
 
 // Error messages, printf-style. Every check of the library reports through these two calls, so
 // that a check costs one call at its site, not the code of a chain of std::string operations

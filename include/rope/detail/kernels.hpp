@@ -143,6 +143,7 @@ void half_split_chunk(const TokenHeads<S, D>& heads, const compute_t<S>* row, In
                       Index j, bool inverse) {
   constexpr Index L = simd::kValues<P>;
   P c[N], s[N];
+  ROPE_DETAIL_UNROLL
   for (int k = 0; k < N; ++k) {
     c[k] = simd::load<P>(row + j + k * L);
     s[k] = simd::load<P>(row + n_row + j + k * L);
@@ -317,6 +318,7 @@ void interleaved_chunk(const TokenHeads<S, D>& heads, const compute_t<S>* row, I
   using Z = typename KernelRegisters<S, D>::Pairs;
   constexpr Index L = KernelRegisters<S, D>::kPairs;
   simd::Turn<Z> e[N];
+  ROPE_DETAIL_UNROLL
   for (int k = 0; k < N; ++k) e[k] = simd::prepare(simd::load<Z>(row + 2 * (j + k * L)), inverse);
   // Locals, not heads.*: the stores below may alias any memory, which would force a reload.
   const std::size_t src_stride = heads.src_stride, dst_stride = heads.dst_stride;
