@@ -574,6 +574,81 @@ void check_pointer_as_view(const rope::Rotary<T>& rot) {
 
 }  // namespace
 
+namespace {
+
+// Heads of 16 of which 12 coordinates rotate: pairs that rotate, and coordinates past them that
+// do not.
+rope::Options partial_options(Layout layout) {
+  rope::Options partial;
+  partial.layout = layout;
+  partial.head_size = 16;
+  partial.rotary_dim = 12;
+  partial.max_positions = 64;
+  return partial;
+}
+
+// A direct call of many tokens goes to the kernels in runs of tokens (Core::apply_direct): each
+// token of it gets the bits of its own call of one token, which goes through the kernel of one
+// token. 37 tokens: runs of 16, broken where a position is past the table (that token alone);
+// positions in the table in no order, past it, and past it by the kept rows' slots apart; in
+// place (a pointer, heads apart) and out of place, both directions.
+template <class T, int D>
+void check_runs(const rope::Rotary<T, D>& rot) {
+  using rope_test::same_bits;
+  const std::size_t d = rot.head_size(), heads = 3, tokens = 37;
+  const auto past = static_cast<std::int64_t>(rot.max_positions());
+  std::vector<std::int64_t> positions(tokens);
+  for (std::size_t t = 0; t < tokens; ++t) {
+    positions[t] = static_cast<std::int64_t>((t * 7919) % rot.max_positions());
+  }
+  positions[5] = past;
+  positions[20] = past + 3;
+  positions[21] = past + 3 + 512;
+  positions[36] = past - 1;
+  std::mt19937_64 rng(23 + d + sizeof(T));
+  const std::vector<T> x0 = rope_test::random_vector<T>(2 * tokens * heads * d, rng);
+  for (const Direction direction : {Direction::forward, Direction::inverse}) {
+    INFO((direction == Direction::forward ? "forward" : "inverse"));
+    for (const std::size_t gap : {std::size_t{1}, std::size_t{2}}) {
+      INFO("heads " << gap << " · d apart");
+      const auto view = [&](std::vector<T>& v, std::size_t t, std::size_t count) {
+        return View<T>(v.data() + t * heads * gap * d, count, heads, heads * gap * d, gap * d);
+      };
+      std::vector<T> in_place = x0, out_of_place = x0, token_by_token = x0, source = x0;
+      if (gap == 1) {
+        rot.apply(in_place.data(), tokens, heads, positions.data(), {direction});
+      } else {
+        rot.apply(view(in_place, 0, tokens), positions.data(), {direction});
+      }
+      rot.apply(View<const T>(view(source, 0, tokens)), view(out_of_place, 0, tokens),
+                positions.data(), {direction});
+      for (std::size_t t = 0; t < tokens; ++t) {
+        rot.apply(view(token_by_token, t, 1), positions.data() + t, {direction});
+      }
+      REQUIRE_FALSE(same_bits(in_place, x0));
+      REQUIRE(same_bits(in_place, token_by_token));
+      REQUIRE(same_bits(out_of_place, token_by_token));
+      REQUIRE(same_bits(source, x0));
+    }
+  }
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("Rotary: a direct call of many tokens rotates each as its call of one token",
+                   "[rotary][runs]", float, double, Eigen::half, Eigen::bfloat16) {
+  for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
+    INFO(rope::to_string(layout));
+    check_runs(make<TestType, 64>(64, layout));
+    check_runs(make<TestType, 256>(256, layout));
+    for (const std::size_t d : {std::size_t{2}, std::size_t{72}, std::size_t{128}}) {
+      INFO("head " << d);
+      check_runs(make<TestType, Eigen::Dynamic>(d, layout));
+    }
+    check_runs(rope::Rotary<TestType>(partial_options(layout)));
+  }
+}
+
 TEMPLATE_TEST_CASE(
     "Rotary: apply of a pointer in place is the view's call, bit for bit and error "
     "for error",
@@ -581,11 +656,6 @@ TEMPLATE_TEST_CASE(
   for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
     INFO(rope::to_string(layout));
     check_pointer_as_view(make<TestType, Eigen::Dynamic>(128, layout));
-    rope::Options partial;  // pairs that rotate, and coordinates past them that do not
-    partial.layout = layout;
-    partial.head_size = 16;
-    partial.rotary_dim = 12;
-    partial.max_positions = 64;
-    check_pointer_as_view(rope::Rotary<TestType>(partial));
+    check_pointer_as_view(rope::Rotary<TestType>(partial_options(layout)));
   }
 }

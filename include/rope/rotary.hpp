@@ -173,7 +173,7 @@ class Rotary {
   /// Rotates the heads of a view in place.
   void apply(View<T> x, const Positions& positions, const Call& call = {}) const {
     const detail::DirectView direct = detail::DirectView::of(x);
-    if (core_.apply_direct(kernel(), &direct, 1, positions, call)) return;
+    if (core_.apply_direct(kernel(), run_kernel(), &direct, 1, positions, call)) return;
     core_.apply(kernel(), x, x, positions, call);
   }
 
@@ -193,7 +193,7 @@ class Rotary {
                                     heads * head_size(),
                                     head_size(),
                                     View<T>::unknown};
-    if (core_.apply_direct(kernel(), &direct, 1, positions, call)) return;
+    if (core_.apply_direct(kernel(), run_kernel(), &direct, 1, positions, call)) return;
     const View<T> view = View<T>::contiguous(x, tokens, heads, head_size());
     core_.apply(kernel(), view, view, positions, call);
   }
@@ -209,6 +209,7 @@ class Rotary {
   static std::size_t checked_head_size(std::size_t head_size);
   // The kernel of T for the layout: a fixed Dim bounds the rotated pairs, whole head or partial.
   detail::Kernel kernel() const noexcept;
+  detail::RunKernel run_kernel() const noexcept;
   // apply of src into dst without the walk where the call allows it (Core::apply_direct): the
   // same view in place, or views apart.
   bool apply_direct(const View<const T>& src, const View<T>& dst, const Positions& positions,

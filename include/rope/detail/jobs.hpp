@@ -51,6 +51,22 @@ struct AnyHeads {
 // ones slice.half() apart, or within the slice's blocks.
 using Kernel = void (*)(const AnyHeads& heads, const void* row, const Slice& slice, bool inverse);
 
+// The heads of a run of tokens of the same views: token t's heads as `heads` (its first token's),
+// moved by t·src_token and t·dst_token bytes, rotated against rows[t].
+struct AnyRun {
+  AnyHeads heads;
+  std::size_t tokens;
+  std::size_t src_token;  // bytes
+  std::size_t dst_token;  // bytes
+  const void* const* rows;
+};
+
+// A kernel for a run of tokens: a Kernel's work for each, in one call (a direct call's tokens,
+// Core::apply_direct). A call through a Kernel for each token (the pointer, the views' heads,
+// the dispatch over chunk widths, each chunk's call) cost more than a head of 256 takes
+// (docs/design.md, "The kernels").
+using RunKernel = void (*)(const AnyRun& run, const Slice& slice, bool inverse);
+
 // A job's normalisation (qk_norm.hpp), with its type erased: the functions of detail/norm.hpp for
 // the job's T (and the destination's D). Heads are at `heads` + n·stride bytes; r holds one
 // factor per head, in C = compute_t<T>.
@@ -140,11 +156,10 @@ struct Job {
   CopyHeads copy = nullptr;       // a values job
 };
 
+// One token's heads against its row: a Kernel's body, and each token's of a RunKernel.
 template <int Half, class S, class D, Layout L>
-void kernel(const AnyHeads& heads, const void* row, const Slice& slice, bool inverse) {
-  const TokenHeads<S, D> typed{static_cast<const S*>(heads.src), heads.src_stride / sizeof(S),
-                               static_cast<D*>(heads.dst), heads.dst_stride / sizeof(D),
-                               heads.count};
+ROPE_DETAIL_INLINE void rotate_token(const TokenHeads<S, D>& typed, const void* row,
+                                     const Slice& slice, bool inverse) {
   const auto* r = static_cast<const compute_t<S>*>(row);
   const auto pairs = static_cast<Index>(slice.pairs);
   if constexpr (L == Layout::interleaved) {
@@ -158,11 +173,47 @@ void kernel(const AnyHeads& heads, const void* row, const Slice& slice, bool inv
   }
 }
 
+template <int Half, class S, class D, Layout L>
+void kernel(const AnyHeads& heads, const void* row, const Slice& slice, bool inverse) {
+  const TokenHeads<S, D> typed{static_cast<const S*>(heads.src), heads.src_stride / sizeof(S),
+                               static_cast<D*>(heads.dst), heads.dst_stride / sizeof(D),
+                               heads.count};
+  rotate_token<Half, S, D, L>(typed, row, slice, inverse);
+}
+
+template <int Half, class S, class D, Layout L>
+void run_kernel(const AnyRun& run, const Slice& slice, bool inverse) {
+  const AnyHeads& heads = run.heads;
+  const TokenRun<S, D> typed{
+      TokenHeads<S, D>{static_cast<const S*>(heads.src), heads.src_stride / sizeof(S),
+                       static_cast<D*>(heads.dst), heads.dst_stride / sizeof(D), heads.count},
+      run.tokens, run.src_token / sizeof(S), run.dst_token / sizeof(D), run.rows};
+  const auto pairs = static_cast<Index>(slice.pairs);
+  if (slice.reach == Reach::cache && slice.blocks == 0) {
+    if constexpr (L == Layout::interleaved) {
+      return rotate_interleaved_run<Half>(typed, pairs, inverse);
+    } else {
+      return rotate_half_split_run<Half>(typed, pairs, pairs, static_cast<Index>(slice.half()),
+                                         inverse);
+    }
+  }
+  for (std::size_t t = 0; t < run.tokens; ++t) {
+    rotate_token<Half, S, D, L>(typed.token(t), run.rows[t], slice, inverse);
+  }
+}
+
 // The kernel of a layout, for heads of at most Half pairs (or Eigen::Dynamic) of S, written as D.
 template <int Half, class S, class D = S>
 Kernel kernel_for(Layout layout) noexcept {
   return layout == Layout::interleaved ? &kernel<Half, S, D, Layout::interleaved>
                                        : &kernel<Half, S, D, Layout::half_split>;
+}
+
+// The run kernel of a layout, as kernel_for.
+template <int Half, class S, class D = S>
+RunKernel run_kernel_for(Layout layout) noexcept {
+  return layout == Layout::interleaved ? &run_kernel<Half, S, D, Layout::interleaved>
+                                       : &run_kernel<Half, S, D, Layout::half_split>;
 }
 
 }  // namespace detail

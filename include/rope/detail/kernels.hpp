@@ -395,6 +395,136 @@ void rotate_interleaved(const TokenHeads<S, D>& heads, const compute_t<S>* row, 
   if (done < h) remainder_interleaved(heads, row, h, done, inverse);
 }
 
+// ---- runs of tokens --------------------------------------------------------------------------
+// A direct call's tokens come to the kernels in runs (Core::apply_direct): each token's row
+// loaded and its heads rotated inside one loop over the run, where the head is covered by
+// chunks of one width (every head size of a current model), not through a call per token of
+// rotate_half_split or rotate_interleaved. Each token's pairs get the same packet arithmetic as
+// there, so the same bits.
+
+// The heads of a run of tokens: token t's heads are `heads` moved by t·src_token and t·dst_token
+// elements, rotated against the row rows[t] (of compute_t<S>).
+template <class S, class D = S>
+struct TokenRun {
+  TokenHeads<S, D> heads;
+  std::size_t tokens;
+  std::size_t src_token;
+  std::size_t dst_token;
+  const void* const* rows;
+
+  TokenHeads<S, D> token(std::size_t t) const {
+    return {heads.src + t * src_token, heads.src_stride, heads.dst + t * dst_token,
+            heads.dst_stride, heads.count};
+  }
+  const compute_t<S>* row(std::size_t t) const { return static_cast<const compute_t<S>*>(rows[t]); }
+};
+
+// Calls run(std::integral_constant<int, N>{}) with the one width N that chunks of Wide, Wide/2,
+// .., 1 registers of Lanes pairs would cover h pairs with (for_each_chunk), and returns true; false
+// where it would take two widths or leave pairs over.
+template <int Wide, Index Lanes, class Run>
+bool in_one_width(Index h, const Run& run) {
+  if (h >= Wide * Lanes) {
+    if (h % (Wide * Lanes) != 0) return false;
+    run(std::integral_constant<int, Wide>{});
+    return true;
+  }
+  if constexpr (Wide > 1) {
+    return in_one_width<Wide / 2, Lanes>(h, run);
+  } else {
+    return false;
+  }
+}
+
+// half_split_chunk<N> over the pairs [0, n) of every head of every token of the run, n a multiple
+// of N·L. The registers' offsets are constants from x (or x + h) and y: no index registers, which
+// g++ otherwise runs out of for N = 8 beside the loops over tokens and chunks.
+template <int N, class S, class D>
+ROPE_DETAIL_NOINLINE void half_split_run(const TokenRun<S, D>& run, Index n, Index n_row, Index h,
+                                         bool inverse) {
+  using P = typename KernelRegisters<S, D>::Values;
+  constexpr Index L = KernelRegisters<S, D>::kValues;
+  const std::size_t src_stride = run.heads.src_stride, dst_stride = run.heads.dst_stride;
+  for (std::size_t t = 0; t < run.tokens; ++t) {
+    const compute_t<S>* row = run.row(t);
+    for (Index j = 0; j < n; j += N * L) {
+      P c[N], s[N];
+      ROPE_DETAIL_UNROLL
+      for (int k = 0; k < N; ++k) {
+        c[k] = simd::load<P>(row + j + k * L);
+        s[k] = simd::load<P>(row + n_row + j + k * L);
+        if (inverse) s[k] = simd::negate(s[k]);
+      }
+      const S* x = run.heads.src + t * run.src_token + j;
+      D* y = run.heads.dst + t * run.dst_token + j;
+      for (std::size_t m = run.heads.count; m > 0; --m, x += src_stride, y += dst_stride) {
+        for (int k = 0; k < N; ++k) {
+          const P a = simd::load<P>(x + k * L), b = simd::load<P>(x + h + k * L);
+          simd::store(y + k * L, simd::nmadd(b, s[k], simd::mul(a, c[k])));     // a·c − b·s
+          simd::store(y + h + k * L, simd::madd(a, s[k], simd::mul(b, c[k])));  // b·c + a·s
+        }
+      }
+    }
+  }
+}
+
+// rotate_half_split for each token of a run (Reach::cache).
+template <int Half, class S, class D>
+void rotate_half_split_run(const TokenRun<S, D>& run, Index n, Index n_row, Index h, bool inverse) {
+  using R = KernelRegisters<S, D>;
+  constexpr Index L = R::kValues;
+  constexpr int kPass = kWide<simd::kRegisters / 4 / R::kEach, L, Half>;
+  const bool done = in_one_width<kPass, L>(
+      n, [&](auto w) { half_split_run<decltype(w)::value>(run, n, n_row, h, inverse); });
+  if (done) return;
+  for (std::size_t t = 0; t < run.tokens; ++t) {
+    rotate_half_split<Half>(run.token(t), run.row(t), n, n_row, h, inverse);
+  }
+}
+
+// interleaved_chunk<N> over the pairs [0, h) of every head of every token of the run, h a
+// multiple of N·L, the registers at constant offsets as in half_split_run.
+template <int N, class S, class D>
+ROPE_DETAIL_NOINLINE void interleaved_run(const TokenRun<S, D>& run, Index h, bool inverse) {
+  using Z = typename KernelRegisters<S, D>::Pairs;
+  constexpr Index L = KernelRegisters<S, D>::kPairs;
+  const std::size_t src_stride = run.heads.src_stride, dst_stride = run.heads.dst_stride;
+  for (std::size_t t = 0; t < run.tokens; ++t) {
+    const compute_t<S>* row = run.row(t);
+    for (Index j = 0; j < h; j += N * L) {
+      simd::Turn<Z> e[N];
+      ROPE_DETAIL_UNROLL
+      for (int k = 0; k < N; ++k) {
+        e[k] = simd::prepare(simd::load<Z>(row + 2 * (j + k * L)), inverse);
+      }
+      const S* x = run.heads.src + t * run.src_token + 2 * j;
+      D* y = run.heads.dst + t * run.dst_token + 2 * j;
+      for (std::size_t m = run.heads.count; m > 0; --m, x += src_stride, y += dst_stride) {
+        for (int k = 0; k < N; ++k) {
+          simd::store(y + 2 * k * L, simd::turn(simd::load<Z>(x + 2 * k * L), e[k]));
+        }
+      }
+    }
+  }
+}
+
+// rotate_interleaved for each token of a run (Reach::cache), its widths as there.
+template <int Half, class S, class D>
+void rotate_interleaved_run(const TokenRun<S, D>& run, Index h, bool inverse) {
+  using R = KernelRegisters<S, D>;
+  constexpr Index L = R::kPairs;
+  constexpr int kPass = kWide<simd::kRegisters / 2 / R::kEach, L, Half>;
+  constexpr int kHalfPass = kPass > 1 ? kPass / 2 : 1;
+  constexpr bool kHalves = simd::kLanes<float> == 16 && R::kEach == 1 && kPass > 1;
+  const auto one_run = [&](auto w) { interleaved_run<decltype(w)::value>(run, h, inverse); };
+  const bool done = kHalves && h > kHalfPass * L ? in_one_width<kHalfPass, L>(h, one_run)
+                                                 : in_one_width<kPass, L>(h, one_run);
+  if (done) return;
+  for (std::size_t t = 0; t < run.tokens; ++t) {
+    rotate_interleaved<Half>(run.token(t), run.row(t), h, inverse);
+  }
+}
+
 }  // namespace detail
 }  // namespace ROPE_DETAIL_ISA
 }  // namespace rope

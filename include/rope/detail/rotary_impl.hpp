@@ -31,8 +31,9 @@ ROPE_DETAIL_INLINE bool Rotary<T, Dim>::apply_direct(const View<const T>& src, c
                                                      const Call& call) const {
   const detail::DirectView to = detail::DirectView::of(dst);
   const bool in_place = detail::DirectView::of(src).same(to);
-  if (in_place) return core_.apply_direct(kernel(), &to, 1, positions, call);
-  return core_.apply_direct(kernel(), detail::DirectView::of(src), to, positions, call);
+  if (in_place) return core_.apply_direct(kernel(), run_kernel(), &to, 1, positions, call);
+  return core_.apply_direct(kernel(), run_kernel(), detail::DirectView::of(src), to, positions,
+                            call);
 }
 
 template <class T, int Dim>
@@ -71,7 +72,7 @@ ROPE_DETAIL_INLINE bool Rotary<T, Dim>::apply_qk_direct(const Queries<T>& q, con
       if (k.values) return false;  // values at rows t: walked
       // Keys in place: the call of two views.
       if (!detail::DirectView::of(k.out).same(qk[1])) return false;
-      return core_.apply_direct(kernel(), qk, 2, positions, call);
+      return core_.apply_direct(kernel(), nullptr, qk, 2, positions, call);
     }
     constexpr int kHalf = Dim == Eigen::Dynamic ? Eigen::Dynamic : Dim / 2;
     detail::CopyOutside copy = nullptr;
@@ -103,7 +104,7 @@ template <class T, int Dim>
 void Rotary<T, Dim>::apply_qk(View<T> q, View<T> k, const Positions& positions,
                               const Call& call) const {
   const detail::DirectView direct[2] = {detail::DirectView::of(q), detail::DirectView::of(k)};
-  if (core_.apply_direct(kernel(), direct, 2, positions, call)) return;
+  if (core_.apply_direct(kernel(), nullptr, direct, 2, positions, call)) return;
   const detail::Job jobs[2] = {detail::Job(q), detail::Job(k)};
   core_.apply_qk(kernel(), jobs, positions, call);
 }
@@ -178,6 +179,11 @@ std::size_t Rotary<T, Dim>::checked_head_size(std::size_t head_size) {
 template <class T, int Dim>
 detail::Kernel Rotary<T, Dim>::kernel() const noexcept {
   return detail::kernel_for < Dim == Eigen::Dynamic ? Eigen::Dynamic : Dim / 2, T > (layout());
+}
+
+template <class T, int Dim>
+detail::RunKernel Rotary<T, Dim>::run_kernel() const noexcept {
+  return detail::run_kernel_for < Dim == Eigen::Dynamic ? Eigen::Dynamic : Dim / 2, T > (layout());
 }
 
 }  // namespace ROPE_DETAIL_ISA

@@ -163,6 +163,26 @@ inline void rotate_raw(Kernel kernel, const unsigned char* x, std::size_t x_stri
     copy_outside_slice(x, x_stride, dst, dst_stride, count, e, slice);
   }
 }
+// rotate_raw for a run of tokens (the coordinates outside the slice copied for each): their heads
+// in `heads` (the first token's) and a token further at each src_token and dst_token bytes,
+// each token t against rows[t], by one call of the run kernel; x of e-byte elements into dst of
+// the same type.
+inline void rotate_run(RunKernel kernel, const AnyHeads& heads, std::size_t e, std::size_t tokens,
+                       std::size_t src_token, std::size_t dst_token, const void* const* rows,
+                       const Slice& slice, bool inverse) {
+  const auto* x = static_cast<const unsigned char*>(heads.src);
+  auto* dst = static_cast<unsigned char*>(heads.dst);
+  kernel(AnyRun{AnyHeads{x + slice.offset * e, heads.src_stride, dst + slice.offset * e,
+                         heads.dst_stride, heads.count},
+                tokens, src_token, dst_token, rows},
+         slice, inverse);
+  if (slice.whole() || (x == dst && heads.src_stride == heads.dst_stride)) return;
+  for (std::size_t t = 0; t < tokens; ++t) {
+    copy_outside_slice(x + t * src_token, heads.src_stride, dst + t * dst_token, heads.dst_stride,
+                       heads.count, e, slice);
+  }
+}
+
 // The heads [first, first + count) of token t of src, into dst (head n at dst + n·dst_stride
 // bytes): the kernel on the slice, and the coordinates outside it copied, but for heads that are
 // their own destination. A view may be in place for some heads only: src and dst that share
