@@ -587,15 +587,16 @@ rope::Options partial_options(Layout layout) {
   return partial;
 }
 
-// A direct call of many tokens goes to the kernels in runs of tokens (Core::apply_direct): each
-// token of it gets the bits of its own call of one token, which goes through the kernel of one
-// token. 37 tokens: runs of 16, broken where a position is past the table (that token alone);
-// positions in the table in no order, past it, and past it by the kept rows' slots apart; in
-// place (a pointer, heads apart) and out of place, both directions.
+// A call of many tokens goes to the kernels in runs (Core::apply_direct, walk_runs): each token
+// of it gets the bits of its own call of one token, which goes through the kernel of one token.
+// Runs of 16, broken where a position is past the table (that token alone) and, walked, at a
+// sequence's end; positions in the table in no order, past it, and past it by the kept rows'
+// slots apart; in place (a pointer, heads apart), out of place, walked on two threads and in two
+// sequences; both directions.
 template <class T, int D>
-void check_runs(const rope::Rotary<T, D>& rot) {
+void check_runs(const rope::Rotary<T, D>& rot, std::size_t tokens = 37, std::size_t heads = 3) {
   using rope_test::same_bits;
-  const std::size_t d = rot.head_size(), heads = 3, tokens = 37;
+  const std::size_t d = rot.head_size();
   const auto past = static_cast<std::int64_t>(rot.max_positions());
   std::vector<std::int64_t> positions(tokens);
   for (std::size_t t = 0; t < tokens; ++t) {
@@ -604,17 +605,22 @@ void check_runs(const rope::Rotary<T, D>& rot) {
   positions[5] = past;
   positions[20] = past + 3;
   positions[21] = past + 3 + 512;
-  positions[36] = past - 1;
+  positions[tokens - 1] = past - 1;
   std::mt19937_64 rng(23 + d + sizeof(T));
   const std::vector<T> x0 = rope_test::random_vector<T>(2 * tokens * heads * d, rng);
+  rope::Execution two_threads;
+  two_threads.threads = 2;
+  two_threads.min_bytes_per_thread = 1;
   for (const Direction direction : {Direction::forward, Direction::inverse}) {
     INFO((direction == Direction::forward ? "forward" : "inverse"));
     for (const std::size_t gap : {std::size_t{1}, std::size_t{2}}) {
       INFO("heads " << gap << " · d apart");
+      const std::size_t token_stride = heads * gap * d;
       const auto view = [&](std::vector<T>& v, std::size_t t, std::size_t count) {
-        return View<T>(v.data() + t * heads * gap * d, count, heads, heads * gap * d, gap * d);
+        return View<T>(v.data() + t * token_stride, count, heads, token_stride, gap * d);
       };
       std::vector<T> in_place = x0, out_of_place = x0, token_by_token = x0, source = x0;
+      std::vector<T> walked = x0, sequences = x0;
       if (gap == 1) {
         rot.apply(in_place.data(), tokens, heads, positions.data(), {direction});
       } else {
@@ -622,13 +628,24 @@ void check_runs(const rope::Rotary<T, D>& rot) {
       }
       rot.apply(View<const T>(view(source, 0, tokens)), view(out_of_place, 0, tokens),
                 positions.data(), {direction});
+      rot.apply(view(walked, 0, tokens), positions.data(), {direction, {}, two_threads});
+      // All tokens but the last as two sequences.
+      const std::size_t half = (tokens - 1) / 2;
+      const View<T> two(sequences.data(), 2, half, heads, half * token_stride, token_stride,
+                        gap * d);
+      rot.apply(two, positions.data(), {direction});
       for (std::size_t t = 0; t < tokens; ++t) {
         rot.apply(view(token_by_token, t, 1), positions.data() + t, {direction});
       }
       REQUIRE_FALSE(same_bits(in_place, x0));
       REQUIRE(same_bits(in_place, token_by_token));
       REQUIRE(same_bits(out_of_place, token_by_token));
+      REQUIRE(same_bits(walked, token_by_token));
       REQUIRE(same_bits(source, x0));
+      std::vector<T> expected = token_by_token;
+      std::copy(x0.begin() + long(2 * half * token_stride), x0.end(),
+                expected.begin() + long(2 * half * token_stride));
+      REQUIRE(same_bits(sequences, expected));
     }
   }
 }
@@ -646,6 +663,17 @@ TEMPLATE_TEST_CASE("Rotary: a direct call of many tokens rotates each as its cal
       check_runs(make<TestType, Eigen::Dynamic>(d, layout));
     }
     check_runs(rope::Rotary<TestType>(partial_options(layout)));
+  }
+}
+
+TEST_CASE("Rotary: a call of many tokens past the caches rotates each as its call of one token",
+          "[rotary][runs]") {
+  // 1200 tokens of 4 heads of 128 floats read and write 4.9 MiB, more than the walk's one-pass
+  // threshold; 4500 of 8, 36 MiB, more than its memory threshold (walk.hpp).
+  for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
+    INFO(rope::to_string(layout));
+    check_runs(make<float, 128>(128, layout), 1200, 4);
+    check_runs(make<float, Eigen::Dynamic>(128, layout), 4500, 8);
   }
 }
 

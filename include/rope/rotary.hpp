@@ -174,7 +174,7 @@ class Rotary {
   void apply(View<T> x, const Positions& positions, const Call& call = {}) const {
     const detail::DirectView direct = detail::DirectView::of(x);
     if (core_.apply_direct(kernel(), run_kernel(), &direct, 1, positions, call)) return;
-    core_.apply(kernel(), x, x, positions, call);
+    core_.apply(kernel(), run_kernel(), x, x, positions, call);
   }
 
   /// Rotates queries and keys of the same tokens in place in one pass: apply_qk(Queries<T>(q),
@@ -195,7 +195,7 @@ class Rotary {
                                     View<T>::unknown};
     if (core_.apply_direct(kernel(), run_kernel(), &direct, 1, positions, call)) return;
     const View<T> view = View<T>::contiguous(x, tokens, heads, head_size());
-    core_.apply(kernel(), view, view, positions, call);
+    core_.apply(kernel(), run_kernel(), view, view, positions, call);
   }
 
   /// Returns one head (any Eigen vector expression of head_size T) rotated to `position`.

@@ -102,9 +102,9 @@ class Core {
   const std::vector<std::uint8_t>& axis_of_pairs() const noexcept { return axis_of_pair_; }
 
   // Rotary's primitives, with the kernel of its T and Dim for the table's layout.
-  void apply(Kernel kernel, const Geometry& src, const Geometry& dst, const Positions& positions,
-             const Call& call) const;
-  void apply(Unchecked, Kernel kernel, const Geometry& src, const Geometry& dst,
+  void apply(Kernel kernel, RunKernel run, const Geometry& src, const Geometry& dst,
+             const Positions& positions, const Call& call) const;
+  void apply(Unchecked, Kernel kernel, RunKernel run, const Geometry& src, const Geometry& dst,
              const Positions& positions, const Call& call) const;
   // The calls of views without the walk, where the call needs nothing of it: `count` views in
   // place (apply of a pointer or a view, apply_qk of two views), or src into dst (apply of two
@@ -172,8 +172,9 @@ class Core {
   RowsOfTable<C> rows() const noexcept { return {&table_, axes_, &axis_of_entry_, &axis_of_pair_}; }
   // The walk of apply and apply_qk over a range that passed the checks (or whose caller vouches
   // for it), shared by the checked and unchecked forms.
-  void rotate(Kernel kernel, const Geometry& src, const Geometry& dst, const Positions& positions,
-              TokenRange range, Direction direction, const Execution& execution) const;
+  void rotate(Kernel kernel, RunKernel run, const Geometry& src, const Geometry& dst,
+              const Positions& positions, TokenRange range, Direction direction,
+              const Execution& execution) const;
   void rotate_qk(Kernel kernel, const Fused& fused, const Positions& positions, TokenRange range,
                  Direction direction, const Execution& execution) const;
   // Interleaved pairs that do not rotate are the end of the slice; half_split ones a gap in it.
@@ -262,16 +263,16 @@ std::size_t Core<C>::checked_table_size(const Options& options, std::size_t rota
 // optional range, written a byte at a time and read back whole, stalled a one-token call on the
 // store.
 template <class C>
-void Core<C>::apply(Kernel kernel, const Geometry& src, const Geometry& dst,
+void Core<C>::apply(Kernel kernel, RunKernel run, const Geometry& src, const Geometry& dst,
                     const Positions& positions, const Call& call) const {
   const TokenRange range = check_apply(src, dst, head_size_, positions, axes_, call, true, signed_);
-  rotate(kernel, src, dst, positions, range, call.direction, call.execution);
+  rotate(kernel, run, src, dst, positions, range, call.direction, call.execution);
 }
 
 template <class C>
-void Core<C>::apply(Unchecked, Kernel kernel, const Geometry& src, const Geometry& dst,
-                    const Positions& positions, const Call& call) const {
-  rotate(kernel, src, dst, positions, call.range(src.rows()), call.direction, call.execution);
+void Core<C>::apply(Unchecked, Kernel kernel, RunKernel run, const Geometry& src,
+                    const Geometry& dst, const Positions& positions, const Call& call) const {
+  rotate(kernel, run, src, dst, positions, call.range(src.rows()), call.direction, call.execution);
 }
 
 // The heads a direct call may hold: read and written, at most walk.hpp's kOnePassBytes, so that
@@ -358,40 +359,19 @@ inline unsigned char* direct_heads(const DirectView& x, std::size_t t) {
   return reinterpret_cast<unsigned char*>(x.data + t * x.token_stride * x.element);
 }
 
-// The tokens a direct call gives the run kernel at a time: their rows gathered first, then the
-// view's heads of the run rotated by one call.
-inline constexpr std::size_t kRunTokens = 16;
-
-// The rows of the tokens [t, t + kRunTokens) of a direct call (fewer at its end) into rows, and
-// how many (at least one): table rows only, but a first token past the table alone (its row is
-// the calling thread's kept row, whose slot a later row of the run could take).
-template <class C>
-std::size_t run_rows(const RowsOfTable<C>& table, const Positions& positions, std::size_t t,
-                     std::size_t tokens, const void** rows) {
-  const std::size_t last = std::min(tokens, t + kRunTokens), in_table = table.table->positions();
-  std::size_t k = 0;
-  for (; t + k < last; ++k) {
-    const auto m = static_cast<std::size_t>(positions.at(t + k, 0, tokens));
-    if (m >= in_table) break;
-    rows[k] = table.table->row(m);
-  }
-  if (k > 0) return k;
-  rows[0] = table.row_at(positions.at(t, 0, tokens));
-  return 1;
-}
-
 // A direct call's tokens of src into dst (the same view in place, or views apart) in runs.
 template <class C>
 void Core<C>::direct_runs(RunKernel kernel, const DirectView& src, const DirectView& dst,
                           const Positions& positions, const Call& call) const {
-  const RowsOfTable<C> table = rows();
+  const TableRows<C> source{rows(), &positions, src.tokens};
   const Slice s = slice();
   const bool inverse = call.direction == Direction::inverse;
   const std::size_t e = src.element, src_token = src.token_stride * e,
                     dst_token = dst.token_stride * e;
+  Scratch<C> scratch;  // not used: a row past the table is the thread's kept row
   const void* run[kRunTokens];
   for (std::size_t t = 0, k = 0; t < src.tokens; t += k) {
-    k = run_rows(table, positions, t, src.tokens, run);
+    k = run_rows(source, t, src.tokens, run, scratch);
     const AnyHeads heads{direct_heads(src, t), src.head_stride * e, direct_heads(dst, t),
                          dst.head_stride * e, src.heads};
     rotate_run(kernel, heads, e, k, src_token, dst_token, run, s, inverse);
@@ -622,12 +602,12 @@ bool Core<C>::qk_direct(Kernel kernel, const DirectView (&qk)[2], const DirectKe
 }
 
 template <class C>
-void Core<C>::rotate(Kernel kernel, const Geometry& src, const Geometry& dst,
+void Core<C>::rotate(Kernel kernel, RunKernel run_kernel, const Geometry& src, const Geometry& dst,
                      const Positions& positions, TokenRange range, Direction direction,
                      const Execution& execution) const {
   const Job job{src, dst};
   run(TableRows<C>{rows(), &positions, src.tokens}, kernel, &job, 1, slice(), range, direction,
-      execution);
+      execution, run_kernel);
 }
 
 template <class C>

@@ -189,7 +189,11 @@ void run_kernel(const AnyRun& run, const Slice& slice, bool inverse) {
                        static_cast<D*>(heads.dst), heads.dst_stride / sizeof(D), heads.count},
       run.tokens, run.src_token / sizeof(S), run.dst_token / sizeof(D), run.rows};
   const auto pairs = static_cast<Index>(slice.pairs);
-  if (slice.reach == Reach::cache && slice.blocks == 0) {
+  // Beyond the cache (Reach::one_pass), targets of 32 registers take the chunks they take in it
+  // (kOnePassTargets); past the last-level cache, other chunks, token by token below.
+  const bool cache_chunks =
+      slice.reach == Reach::cache || (!kOnePassTargets && slice.reach == Reach::one_pass);
+  if (cache_chunks && slice.blocks == 0) {
     if constexpr (L == Layout::interleaved) {
       return rotate_interleaved_run<Half>(typed, pairs, inverse);
     } else {

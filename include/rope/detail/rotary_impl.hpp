@@ -40,14 +40,14 @@ template <class T, int Dim>
 void Rotary<T, Dim>::apply(View<const T> src, View<T> dst, const Positions& positions,
                            const Call& call) const {
   if (apply_direct(src, dst, positions, call)) return;
-  core_.apply(kernel(), src, dst, positions, call);
+  core_.apply(kernel(), run_kernel(), src, dst, positions, call);
 }
 
 template <class T, int Dim>
 void Rotary<T, Dim>::apply(Unchecked, View<const T> src, View<T> dst, const Positions& positions,
                            const Call& call) const {
   if (apply_direct(src, dst, positions, call)) return;
-  core_.apply(unchecked, kernel(), src, dst, positions, call);
+  core_.apply(unchecked, kernel(), run_kernel(), src, dst, positions, call);
 }
 
 template <class T, int Dim>

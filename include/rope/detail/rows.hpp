@@ -162,6 +162,18 @@ struct TableRows {
     for (std::size_t a = 0; a < rows.axes; ++a) p[a] = positions->at(t, a, sequence);
     return rows.mixed_row(p, scratch);
   }
+  // Table rows: those of one axis at whole-number positions in the table.
+  std::size_t stored_rows(std::size_t t, std::size_t last, const void** out) const {
+    if (positions->is_fractional() || positions->axes() != 1) return 0;
+    const std::size_t in_table = rows.table->positions();
+    std::size_t k = 0;
+    for (; t + k < last; ++k) {
+      const auto m = static_cast<std::size_t>(positions->at(t + k, 0, sequence));
+      if (m >= in_table) break;  // a row past the table: the thread's kept row
+      out[k] = rows.table->row(m);
+    }
+    return k;
+  }
 };
 
 template <class C>
@@ -169,6 +181,10 @@ struct FixedRow {
   using Value = C;
   const C* values;
   const C* row(std::size_t, Scratch<C>&) const { return values; }
+  std::size_t stored_rows(std::size_t t, std::size_t last, const void** out) const {
+    for (std::size_t k = t; k < last; ++k) out[k - t] = values;
+    return last - t;
+  }
 };
 
 template <class T, class C>
@@ -195,6 +211,8 @@ struct CacheRows {
     }
     return out;
   }
+  // Each row is gathered into the scratch: none stored.
+  std::size_t stored_rows(std::size_t, std::size_t, const void**) const { return 0; }
 };
 
 }  // namespace detail

@@ -6,10 +6,16 @@
 //     using Value = C;
 //     const C* row(std::size_t token, Scratch<C>& scratch) const;
 //
-// returning token `token`'s row in the kernels' format (table.hpp), C = compute_t<T>. The
-// table of a Rotary (with rows past the table and multi-axis rows) and the caller's cos/sin caches
-// of a CachedRotary are two such sources (rows.hpp). The walk and the kernels are the same for
-// all of them; `scratch` belongs to the calling thread, for a row that has to be computed.
+// returning token `token`'s row in the kernels' format (table.hpp), C = compute_t<T>, and
+//
+//     std::size_t stored_rows(std::size_t t, std::size_t last, const void** rows) const;
+//
+// writing the rows of the tokens from t on, up to last, that it holds stored (a table's rows,
+// valid while the call runs, unlike a row in scratch) and returning how many: 0 where token t's
+// row must be computed. The table of a Rotary (with rows past the table and multi-axis rows) and
+// the caller's cos/sin caches of a CachedRotary are two such sources (rows.hpp). The walk and the
+// kernels are the same for all of them; `scratch` belongs to the calling thread, for a row that has
+// to be computed.
 //
 // The kernels are the only code compiled per head size (Half: fixed, or Eigen::Dynamic) and
 // storage type; the walk sees them through a function pointer and the views with their element
@@ -181,6 +187,22 @@ inline void rotate_run(RunKernel kernel, const AnyHeads& heads, std::size_t e, s
     copy_outside_slice(x + t * src_token, heads.src_stride, dst + t * dst_token, heads.dst_stride,
                        heads.count, e, slice);
   }
+}
+
+// The tokens a call gives the run kernel at a time (Core::apply_direct, walk_runs): their rows
+// gathered first, then each token's heads rotated by one call of the run kernel.
+inline constexpr std::size_t kRunTokens = 16;
+
+// The rows of a run of tokens from t, before `last` and at most kRunTokens of them, into rows,
+// and how many (at least one): the source's stored rows, else token t's row alone, computed
+// into scratch.
+template <class Source>
+std::size_t run_rows(const Source& source, std::size_t t, std::size_t last, const void** rows,
+                     Scratch<typename Source::Value>& scratch) {
+  const std::size_t k = source.stored_rows(t, std::min(last, t + kRunTokens), rows);
+  if (k > 0) return k;
+  rows[0] = source.row(t, scratch);
+  return 1;
 }
 
 // The heads [first, first + count) of token t of src, into dst (head n at dst + n·dst_stride
@@ -432,12 +454,45 @@ ROPE_DETAIL_NOINLINE void walk_strided(const Job& job, Kernel kernel, std::size_
   scatter_heads(gathered, heads, head_size, job.dst, r, job.coordinates);
 }
 
-// Rotates the tokens [tokens.first, tokens.last) of every job on the calling thread. Only the
-// row source is a template argument: a program compiles one walk per kind of row (float or
-// double, table or cache), whatever its storage types and head sizes.
+// Whether the run kernel of the call's type takes a job: one without a kernel of its own (a
+// cache's type), slots, strided coordinates, norm, scale or quantisation, and not of values.
+inline bool plain(const Job& job) {
+  return job.kernel == nullptr && job.copy_outside == nullptr && job.slots == nullptr &&
+         job.coordinates.contiguous() && job.norm == nullptr && job.quantize == nullptr &&
+         job.scales == nullptr && job.copy == nullptr && !job.quantized_source;
+}
+
+// The tokens [tokens.first, tokens.last) of a plain job in runs: one call of the run kernel for
+// each run of stored rows, a run within one sequence of the views (the next one's rows are a
+// batch stride further).
+template <class Source>
+void walk_runs(const Source& source, RunKernel kernel, bool inverse, const Job& job,
+               TokenRange tokens, const Slice& slice) {
+  Scratch<typename Source::Value> scratch;
+  const void* rows[kRunTokens];
+  const Geometry &src = job.src, &dst = job.dst;
+  for (std::size_t t = tokens.first, k = 0; t < tokens.last; t += k) {
+    const std::size_t last = std::min(tokens.last, (t / src.tokens + 1) * src.tokens);
+    k = run_rows(source, t, last, rows, scratch);
+    const AnyHeads heads{source_head(src, t, 0), src.head_stride, destination_head(dst, t, 0),
+                         dst.head_stride, src.heads};
+    rotate_run(kernel, heads, src.element, k, src.token_stride, dst.token_stride, rows, slice,
+               inverse);
+  }
+}
+
+// Rotates the tokens [tokens.first, tokens.last) of every job on the calling thread, one plain
+// job by the run kernel where the caller gives one. Only the row source is a template argument: a
+// program compiles one walk per kind of row (float or double, table or cache), whatever its
+// storage types and head sizes.
 template <class Source>
 void walk(const Source& source, Kernel kernel, bool inverse, bool streaming, const Job* jobs,
-          std::size_t job_count, TokenRange tokens, const Slice& slice) {
+          std::size_t job_count, TokenRange tokens, const Slice& slice,
+          RunKernel run_kernel = nullptr) {
+  if (run_kernel != nullptr && job_count == 1 && !streaming && plain(jobs[0])) {
+    if (jobs[0].src.heads != 0) walk_runs(source, run_kernel, inverse, jobs[0], tokens, slice);
+    return;
+  }
   WalkBuffers<typename Source::Value> b;
   for (std::size_t t = tokens.first; t < tokens.last; ++t) {
     const void* row = source.row(t, b.scratch);
@@ -521,10 +576,12 @@ inline std::size_t parts(const Job* jobs, std::size_t job_count, std::size_t hea
 inline constexpr std::size_t kOnePassBytes = std::size_t{4} << 20;
 inline constexpr std::size_t kMemoryBytes = std::size_t{32} << 20;
 
-// Runs a call: its tokens split over threads, each part walked with the same source.
+// Runs a call: its tokens split over threads, each part walked with the same source (and the
+// run kernel of the call's type, where the caller gives one).
 template <class Source>
 void run(const Source& source, Kernel kernel, const Job* jobs, std::size_t job_count,
-         const Slice& slice, TokenRange range, Direction direction, const Execution& execution) {
+         const Slice& slice, TokenRange range, Direction direction, const Execution& execution,
+         RunKernel run_kernel = nullptr) {
   const bool inverse = direction == Direction::inverse;
   // No head in any view: nothing to rotate, and no row to compute for each of the tokens (a view
   // of 2^33 tokens with no heads would otherwise cost a row per token).
@@ -545,7 +602,7 @@ void run(const Source& source, Kernel kernel, const Job* jobs, std::size_t job_c
   for_each_part(range, parts(jobs, job_count, slice.head_size, range, execution),
                 [&](std::size_t, TokenRange tokens) {
                   walk(source, kernel, inverse, execution.streaming_stores, jobs, job_count, tokens,
-                       *call_slice);
+                       *call_slice, run_kernel);
                 });
 }
 
