@@ -398,7 +398,7 @@ void rotate_interleaved(const TokenHeads<S, D>& heads, const compute_t<S>* row, 
 // ---- runs of tokens --------------------------------------------------------------------------
 // A direct call's tokens come to the kernels in runs (Core::apply_direct): each token's row
 // loaded and its heads rotated inside one loop over the run, where the head is covered by
-// chunks of one width (every head size of a current model), not through a call per token of
+// chunks of one width (heads of 64, 128 and 256; not 72 or 80), not through a call per token of
 // rotate_half_split or rotate_interleaved. Each token's pairs get the same packet arithmetic as
 // there, so the same bits.
 
