@@ -112,11 +112,15 @@ namespace detail {
 // A few comparisons on a call's path, and the layers between a fused call and its walk, that the
 // compiler would otherwise call out of line (each a copy of the call's jobs through memory).
 #define ROPE_DETAIL_INLINE __attribute__((always_inline)) inline
+// Between a kernel's loads whose order matters to the caches: the compiler issues the memory
+// accesses before it ahead of those after it (it may move registers' arithmetic across).
+#define ROPE_DETAIL_IN_ORDER __asm__ __volatile__("" : : : "memory")
 #else
 #define ROPE_DETAIL_PRINTF(format_index, first_argument)
 #define ROPE_DETAIL_COLD
 #define ROPE_DETAIL_NOINLINE
 #define ROPE_DETAIL_INLINE inline
+#define ROPE_DETAIL_IN_ORDER
 #endif
 // Before a kernel's loop over the registers of a chunk: unrolled by the compiler's first passes,
 // so that an array of registers stays in registers. g++ 12 otherwise unrolls the loop after the

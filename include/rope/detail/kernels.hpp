@@ -438,7 +438,11 @@ bool in_one_width(Index h, const Run& run) {
 
 // half_split_chunk<N> over the pairs [0, n) of every head of every token of the run, n a multiple
 // of N·L. The registers' offsets are constants from x (or x + h) and y: no index registers, which
-// g++ otherwise runs out of for N = 8 beside the loops over tokens and chunks.
+// g++ otherwise runs out of for N = 8 beside the loops over tokens and chunks. A head's registers
+// of its first half are loaded before those of its second: where the halves are 512 bytes or
+// more apart (float heads of 256, double of 128), lines taken from the second-level cache in
+// turns between two places that far apart took 1.2–1.6 times as long as lines closer together on
+// a Zen 5 (bench/line_streams.cpp; docs/design.md, "The kernels").
 template <int N, class S, class D>
 ROPE_DETAIL_NOINLINE void half_split_run(const TokenRun<S, D>& run, Index n, Index n_row, Index h,
                                          bool inverse) {
@@ -458,10 +462,14 @@ ROPE_DETAIL_NOINLINE void half_split_run(const TokenRun<S, D>& run, Index n, Ind
       const S* x = run.heads.src + t * run.src_token + j;
       D* y = run.heads.dst + t * run.dst_token + j;
       for (std::size_t m = run.heads.count; m > 0; --m, x += src_stride, y += dst_stride) {
+        P a[N];
+        ROPE_DETAIL_UNROLL
+        for (int k = 0; k < N; ++k) a[k] = simd::load<P>(x + k * L);
+        ROPE_DETAIL_IN_ORDER;
         for (int k = 0; k < N; ++k) {
-          const P a = simd::load<P>(x + k * L), b = simd::load<P>(x + h + k * L);
-          simd::store(y + k * L, simd::nmadd(b, s[k], simd::mul(a, c[k])));     // a·c − b·s
-          simd::store(y + h + k * L, simd::madd(a, s[k], simd::mul(b, c[k])));  // b·c + a·s
+          const P b = simd::load<P>(x + h + k * L);
+          simd::store(y + k * L, simd::nmadd(b, s[k], simd::mul(a[k], c[k])));     // a·c − b·s
+          simd::store(y + h + k * L, simd::madd(a[k], s[k], simd::mul(b, c[k])));  // b·c + a·s
         }
       }
     }
