@@ -1,6 +1,6 @@
 // What a token costs above the kernel: Rotary::apply in place on heads of 256 (Gemma's size)
 // against the same heads rotated token by token by the kernel alone (rotate_half_split, what the
-// kernel pointer of a call reaches) on a table of the same shape, at 16 to 512 tokens of 1 to 40
+// kernel pointer of a call reaches) on a table of the same shape, at 1 to 512 tokens of 1 to 40
 // heads. The difference per token is the call's layers above the kernel: its checks, the walk or
 // the direct loop, the positions, the row's lookup, the kernel pointer (docs/design.md, "The
 // kernels"). Internal: it calls rope::detail, which has no stable interface.
@@ -72,7 +72,7 @@ void kernel(benchmark::State& state, std::size_t heads, std::size_t tokens) {
 
 void register_all() {
   for (const std::size_t heads : std::initializer_list<std::size_t>{1, 2, 8, 40}) {
-    for (const std::size_t tokens : std::initializer_list<std::size_t>{16, 32, 512}) {
+    for (const std::size_t tokens : std::initializer_list<std::size_t>{1, 16, 32, 512}) {
       const std::string shape = "d256x" + std::to_string(heads) + "/t" + std::to_string(tokens);
       benchmark::RegisterBenchmark(("apply/" + shape).c_str(), apply, heads, tokens);
       benchmark::RegisterBenchmark(("kernel/" + shape).c_str(), kernel, heads, tokens);
