@@ -1,6 +1,7 @@
 // The forms of the interleaved product on AVX-512, apart from the kernels' loops: what each costs
 // over a pass that only loads, multiplies and stores (for 16-bit values: widens, multiplies and
-// narrows), on float in memory and on half widened in registers (docs/design.md, "The kernels").
+// narrows), on float in memory and on half widened in registers (docs/design.md, "16-bit
+// storage").
 //
 //   forms/<form>/<float|half>/kib<K>   K KiB of values, each register of pairs turned in place by
 //       one register e = [c s c s ..]:
@@ -19,9 +20,9 @@
 //   The counter `values unlike dup` counts the values of one pass that differ from dup's: 0 for
 //   blend and shifts, more than 0 for one_swap and swap16.
 //
-// A 16-bit head's loads and stores convert on a shuffle unit of some cores: there, each shuffle
-// of a form is a conversion's worth of time. The forms are written with intrinsics, not rope's
-// packet functions: AVX-512 only (elsewhere the program has no rows).
+// On a Zen 5 each shuffle of a widened register cost a sixth to a third of the conversion-only
+// pass (docs/measurements/, "pair forms"). The forms are written with intrinsics, not rope's
+// packet functions: AVX-512 F and VL with F16C only (elsewhere the program has no rows).
 //
 //   pair_forms --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <cmath>
@@ -38,7 +39,7 @@
 
 #include "buffers.hpp"
 
-#if defined(__AVX512F__) && defined(__F16C__)
+#if defined(__AVX512F__) && defined(__AVX512VL__) && defined(__F16C__)
 #include <immintrin.h>
 
 namespace {
