@@ -6,9 +6,10 @@
 //   forms/<form>/<float|half>/kib<K>   K KiB of values, each register of pairs turned in place by
 //       one register e = [c s c s ..]:
 //     limit     z·k: the pass the kernels' ratios are taken against (for half, `x convert`);
-//     dup       the kernels' form: the real parts and the imaginary parts each duplicated into
-//               both lanes of a pair (vmovsldup, vmovshdup), a product with e's swapped copy and a
-//               fused multiply-add with e: re = a·c − round(b·s), im = a·s + round(b·c);
+//     dup       the kernels' form (simd::turn, the kernels' own function): the real parts and
+//               the imaginary parts each duplicated into both lanes of a pair (vmovsldup,
+//               vmovshdup), a product with e's swapped copy and a fused multiply-add with e:
+//               re = a·c − round(b·s), im = a·s + round(b·c);
 //     blend     the same products and bits, the duplicates made from z and its swapped copy by
 //               two masked blends: one shuffle, not two;
 //     shifts    the same products and bits, the duplicates made without a shuffle: each 64-bit
@@ -21,8 +22,10 @@
 //   blend and shifts, more than 0 for one_swap and swap16.
 //
 // On a Zen 5 each shuffle of a widened register cost a sixth to a third of the conversion-only
-// pass (docs/measurements/, "pair forms"). The forms are written with intrinsics, not rope's
-// packet functions: AVX-512 F and VL with F16C only (elsewhere the program has no rows).
+// pass (docs/measurements/, "pair forms"). The values are loaded (widened) and stored (narrowed)
+// by rope's packet functions, as the kernels do; the other forms are written with intrinsics:
+// AVX-512 F and VL with F16C only (elsewhere the program has no rows). Internal: it uses
+// rope::detail's packet functions, which have no stable interface.
 //
 //   pair_forms --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <cmath>
@@ -37,6 +40,8 @@
 #include <Eigen/Core>
 #include <benchmark/benchmark.h>
 
+#include <rope/rope.hpp>
+
 #include "buffers.hpp"
 
 #if defined(__AVX512F__) && defined(__AVX512VL__) && defined(__F16C__)
@@ -46,17 +51,10 @@ namespace {
 
 enum class Form { limit, dup, blend, shifts, one_swap, swap16 };
 
-constexpr std::size_t kLanes = 16;  // floats in a register
-
-inline __m512 load(const float* p) { return _mm512_loadu_ps(p); }
-inline __m512 load(const Eigen::half* p) {
-  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-}
-inline void store(float* p, __m512 v) { _mm512_storeu_ps(p, v); }
-inline void store(Eigen::half* p, __m512 v) {
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p),
-                      _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-}
+namespace simd = rope::detail::simd;
+using Z = simd::ComplexPacket<float>;  // 8 pairs: a register of 16 floats
+constexpr std::size_t kLanes = 16;     // floats in a register
+static_assert(simd::kLanes<float> == static_cast<int>(kLanes), "AVX-512's registers of float");
 
 // One pass of form F over the n values at x, each register of pairs turned by e.
 template <Form F, class T>
@@ -66,14 +64,14 @@ void pass(T* x, std::size_t n, __m512 e, __m512 k) {
   __asm__("" : "+v"(e), "+v"(k));
   const __m512 swapped = _mm512_permute_ps(e, _MM_SHUFFLE(2, 3, 0, 1));  // [s c s c ..]
   const __m512 c = _mm512_moveldup_ps(e), s = _mm512_movehdup_ps(e);     // [c c ..], [s s ..]
+  const simd::Turn<Z> prepared = simd::prepare(Z(e), false);
   for (std::size_t i = 0; i + kLanes <= n; i += kLanes) {
-    const __m512 z = load(x + i);
+    const __m512 z = simd::load<simd::Packet<float>>(x + i);
     __m512 y;
     if constexpr (F == Form::limit) {
       y = _mm512_mul_ps(z, k);
     } else if constexpr (F == Form::dup) {
-      y = _mm512_fmaddsub_ps(_mm512_moveldup_ps(z), e,
-                             _mm512_mul_ps(_mm512_movehdup_ps(z), swapped));
+      y = simd::turn(Z(z), prepared).v;
     } else if constexpr (F == Form::blend) {
       const __m512 zs = _mm512_permute_ps(z, _MM_SHUFFLE(2, 3, 0, 1));
       const __m512 a = _mm512_mask_blend_ps(0xAAAA, z, zs);  // [a a ..]: odd lanes from zs
@@ -94,7 +92,7 @@ void pass(T* x, std::size_t n, __m512 e, __m512 k) {
       const __m512 zs = _mm512_cvtph_ps(_mm256_rol_epi32(h, 16));
       y = _mm512_fmaddsub_ps(z, c, _mm512_mul_ps(zs, s));
     }
-    store(x + i, y);
+    simd::store(x + i, simd::Packet<float>(y));
   }
 }
 
